@@ -1,0 +1,117 @@
+import type {
+  ClientCapabilities,
+  DiscoverResult,
+  Implementation,
+  InitializeResult,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  RequestId,
+} from '@modelcontextprotocol/server';
+import type { RpcOutcome } from '../jsonrpc/messages.js';
+
+/**
+ * The contracts between bridges and links (the upstream side). A link owns the
+ * connection to the server: processes, HTTP clients, sessions, id remapping.
+ * It never translates between epochs.
+ */
+
+/** What a call wants to be told while it runs upstream. */
+export interface CallHandlers {
+  /**
+   * A server→client request tied to this call (`elicitation/create`,
+   * `sampling/createMessage`, `roots/list`). Resolve with the result object, or
+   * reject with an `RpcError` to answer with a JSON-RPC error. `ping` never
+   * reaches here: links answer it locally.
+   */
+  onServerRequest?(req: JSONRPCRequest): Promise<Record<string, unknown>>;
+  /**
+   * A notification tied to this call: progress for its token (the token is
+   * mapped back to the one the caller sent), and on links that correlate,
+   * anything else sent on the call's own stream.
+   */
+  onNotification?(n: JSONRPCNotification): void;
+  /** Aborting cancels the call upstream (legacy: notifications/cancelled; modern HTTP: close the stream). */
+  signal?: AbortSignal;
+  /** Per-call deadline; on expiry the call is cancelled upstream and rejects with a -32603 RpcError. */
+  timeoutMs?: number;
+}
+
+/** One request to send upstream. The link assigns its own wire id unless told otherwise. */
+export interface OutboundRequest {
+  method: string;
+  params?: Record<string, unknown>;
+  /** Modern HTTP links send this id verbatim (needed for listen subscription ids). Others remap. */
+  id?: RequestId;
+}
+
+/** Traffic from the server that belongs to no call. */
+export interface UnsolicitedHandlers {
+  notification(n: JSONRPCNotification): void;
+  /** Resolve with a result or reject with an RpcError; the link writes the response. */
+  request(req: JSONRPCRequest): Promise<Record<string, unknown>>;
+}
+
+/** The parameters a bridge initializes an upstream legacy session with. */
+export interface UpstreamInit {
+  protocolVersion: string;
+  capabilities: ClientCapabilities;
+  clientInfo: Implementation;
+}
+
+/** One initialized session with a legacy (initialize-era or http+sse) server. */
+export interface LegacyUpstreamSession {
+  readonly id: string;
+  readonly initializeResult: InitializeResult;
+  /** The init this session was opened with. */
+  readonly init: UpstreamInit;
+  /**
+   * True when server→client requests arrive tied to the call that caused them
+   * (Streamable HTTP: on that POST's SSE stream). False for stdio, http+sse and
+   * WebSocket, where a call that may need input must hold the session alone.
+   */
+  readonly correlates: boolean;
+  readonly closed: boolean;
+  /** Sends a request and resolves with its outcome; rejects (RpcError -32603) when the session dies. */
+  call(req: OutboundRequest, handlers?: CallHandlers): Promise<RpcOutcome>;
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /** Set by the owner; until set, unsolicited requests are answered with an error and notifications dropped. */
+  setUnsolicitedHandlers(h: UnsolicitedHandlers | undefined): void;
+  /** Called once when the session ends for any reason (child exit, 404, stream drop, close()). */
+  onClose(listener: (reason: string) => void): void;
+  close(): Promise<void>;
+}
+
+/** A way to open legacy sessions with one upstream server. */
+export interface LegacyLink {
+  readonly kind: 'stdio' | 'streamable-http' | 'http+sse' | 'ws';
+  openSession(init: UpstreamInit): Promise<LegacyUpstreamSession>;
+  close(): Promise<void>;
+}
+
+/** The connection to a modern (2026-07-28) server. Stateless: any call on any connection. */
+export interface ModernLink {
+  readonly kind: 'stdio' | 'http';
+  /**
+   * Sends one modern request (the caller supplies the full `_meta` envelope).
+   * Notifications on the call's stream (progress, message, listen ack and
+   * listen notifications with their subscriptionId mapped back) go to
+   * `handlers.onNotification`. `subscriptions/listen` resolves at its graceful end.
+   */
+  call(req: OutboundRequest, handlers?: CallHandlers): Promise<RpcOutcome>;
+  close(): Promise<void>;
+}
+
+/** What detection learned about the upstream, and what `probe` prints. */
+export interface UpstreamFacts {
+  epoch: 'modern' | 'initialize' | 'http+sse';
+  transport: 'stdio' | 'streamable-http' | 'http+sse' | 'ws';
+  protocolVersion: string;
+  supportedVersions?: string[];
+  serverInfo?: Implementation;
+  capabilities: Record<string, unknown>;
+  instructions?: string;
+  /** For modern upstreams, the discover result as received. */
+  discover?: DiscoverResult;
+  /** For legacy upstreams, the InitializeResult of the probe session. */
+  initialize?: InitializeResult;
+}
