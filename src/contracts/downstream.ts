@@ -7,6 +7,9 @@ import type {
   JSONRPCRequest,
   JSONRPCResponse,
 } from '@modelcontextprotocol/server';
+import type { ParamHeaderSpec } from '../wire/param-headers.js';
+
+export type { ParamHeaderSpec } from '../wire/param-headers.js';
 
 /**
  * The contracts between faces and bridges (the downstream side). A face owns a
@@ -45,13 +48,6 @@ export interface ModernHandler {
    */
   paramHeaders?(toolName: string): ParamHeaderSpec[] | undefined;
   close(): Promise<void>;
-}
-
-/** One `x-mcp-header` declaration: header `Mcp-Param-<name>` mirrors the value at `path`. */
-export interface ParamHeaderSpec {
-  name: string;
-  path: string[];
-  type: 'string' | 'integer' | 'boolean' | 'number';
 }
 
 // ─── legacy clients ─────────────────────────────────────────────────────────

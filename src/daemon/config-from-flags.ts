@@ -1,0 +1,119 @@
+import { EPOCHS } from '../epochs/versions.js';
+import { BridgeError } from '../errors.js';
+import { createLogger, LOG_LEVELS, type LogLevel } from '../log.js';
+import { bundledReferenceServer } from './bundled-server.js';
+import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
+
+/** The CLI's flags as commander hands them over (strings and arrays, unvalidated). */
+export interface CliFlags {
+  upstream?: string;
+  listen?: string;
+  stdio?: boolean;
+  upstreamEpoch?: string;
+  header?: string[];
+  allowOrigin?: string[];
+  logLevel?: string;
+  poolMax?: string;
+  poolIdle?: string;
+  sessionIdle?: string;
+  callTimeout?: string;
+  probeTimeout?: string;
+  maxBody?: string;
+  requestStateTtl?: string;
+  requestStateKey?: string;
+  maxInputRounds?: string;
+  inputTimeout?: string;
+}
+
+const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
+
+/**
+ * Turns flags and the words after `--` into BridgeOptions: defaults first,
+ * then flags; conflicting or malformed flags throw BRIDGE_ERR_USAGE with a
+ * message that says what to do instead.
+ */
+export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.ProcessEnv = process.env): BridgeOptions {
+  const logLevel = (flags.logLevel ?? env.MCP_BRIDGE_LOG_LEVEL ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
+  const epoch = flags.upstreamEpoch ?? 'auto';
+  if (epoch !== 'auto' && !(EPOCHS as readonly string[]).includes(epoch)) {
+    throw usage(`--upstream-epoch must be auto, ${EPOCHS.join(', ')} (got '${epoch}')`);
+  }
+  const requestStateKey = flags.requestStateKey ?? env.MCP_BRIDGE_REQUEST_STATE_KEY;
+  if (requestStateKey !== undefined && Buffer.byteLength(requestStateKey) < 32) {
+    throw usage('--request-state-key must be at least 32 bytes long (or leave it out for a random key per start)');
+  }
+  return {
+    ...DEFAULT_OPTIONS,
+    upstream: upstreamFrom(flags, command),
+    upstreamEpoch: epoch as BridgeOptions['upstreamEpoch'],
+    listen: (flags.listen ?? env.MCP_BRIDGE_LISTEN) ? parseListen((flags.listen ?? env.MCP_BRIDGE_LISTEN)!) : DEFAULT_OPTIONS.listen,
+    stdio: flags.stdio ?? false,
+    allowOrigins: flags.allowOrigin ?? [],
+    logger: createLogger(logLevel),
+    poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
+    poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
+    sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
+    callTimeoutMs: int(flags.callTimeout, '--call-timeout', DEFAULT_OPTIONS.callTimeoutMs, 1),
+    probeTimeoutMs: int(flags.probeTimeout, '--probe-timeout', DEFAULT_OPTIONS.probeTimeoutMs, 1),
+    maxBodyBytes: int(flags.maxBody, '--max-body', DEFAULT_OPTIONS.maxBodyBytes, 1),
+    requestStateTtlMs: int(flags.requestStateTtl, '--request-state-ttl', DEFAULT_OPTIONS.requestStateTtlMs, 1),
+    requestStateKey,
+    maxInputRounds: int(flags.maxInputRounds, '--max-input-rounds', DEFAULT_OPTIONS.maxInputRounds, 1),
+    inputTimeoutMs: int(flags.inputTimeout, '--input-timeout', DEFAULT_OPTIONS.inputTimeoutMs, 1),
+  };
+}
+
+/** `--upstream URL`, or a command after `--`, or (neither) the bundled reference server. */
+export function upstreamFrom(flags: Pick<CliFlags, 'upstream' | 'header'>, command: string[]): UpstreamTarget {
+  const headers = parseHeaders(flags.header ?? []);
+  if (flags.upstream !== undefined && command.length > 0) {
+    throw usage('give either --upstream <url> or -- <command> [args...], not both');
+  }
+  if (flags.upstream !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(flags.upstream);
+    } catch {
+      throw usage(`--upstream must be an absolute URL such as http://127.0.0.1:3001/mcp (got '${flags.upstream}')`);
+    }
+    if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) {
+      throw usage(`--upstream must be an http(s):// or ws(s):// URL (got '${url.protocol}')`);
+    }
+    return { kind: 'url', url: url.href, headers };
+  }
+  if (Object.keys(headers).length > 0) throw usage('--header applies to an --upstream URL; a command upstream gets none');
+  if (command.length > 0) return { kind: 'command', command: command[0], args: command.slice(1) };
+  return bundledReferenceServer();
+}
+
+/** `Name: value` pairs; the value may contain colons. */
+export function parseHeaders(raw: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const h of raw) {
+    const i = h.indexOf(':');
+    const name = i > 0 ? h.slice(0, i).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw usage(`--header must look like 'Name: value' (got '${h}')`);
+    const value = h.slice(i + 1).trim();
+    if (/[\r\n\0]/.test(value)) throw usage(`--header value for ${name} must not contain CR, LF or NUL`);
+    headers[name] = value;
+  }
+  return headers;
+}
+
+/** `host:port`, `:port`, `port`, or `[v6]:port`. */
+export function parseListen(raw: string): { host: string; port: number } {
+  const m = /^(?:(?:\[([^\]]+)\]|([^:[\]]*)):)?(\d+)$/.exec(raw.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw usage(`--listen must be host:port, e.g. 127.0.0.1:8808 (got '${raw}')`);
+  }
+  return { host: m[1] ?? (m[2] || DEFAULT_OPTIONS.listen.host), port };
+}
+
+function int(raw: string | undefined, flag: string, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw usage(`${flag} must be a whole number ≥ ${min} (got '${raw}')`);
+  return n;
+}
