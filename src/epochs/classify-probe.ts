@@ -3,7 +3,7 @@
  * (digest §2.7 client-side probing, §3 stdio detection): discover, then
  * initialize, then the 2024 SSE GET. Each step's caller acts on the verdict.
  */
-import { MODERN_VERSIONS, isModernVersion } from './versions.js';
+import { MODERN_VERSIONS } from './versions.js';
 
 /** What one probe step saw. */
 export type ProbeObservation =
@@ -122,7 +122,6 @@ export function classifyInitializeAnswer(o: ProbeObservation, transport: 'http' 
   const result = resultOf(o.message);
   if (isInitializeResult(result)) {
     const session = o.kind === 'http' && o.sessionId ? `, session ${o.sessionId}` : '';
-    if (isModernVersion(result.protocolVersion as string)) return { verdict: 'not-mcp', evidence: `initialize answered with modern version ${String(result.protocolVersion)}` };
     return { verdict: 'initialize', evidence: `InitializeResult ${String(result.protocolVersion)}${session}`, initializeResult: result };
   }
   const err = errorOf(o.message);
