@@ -102,8 +102,9 @@ export class LegacySessionDriver {
     if (this.closed) return;
     this.closed = true;
     this.log.debug('legacy.session.close', { reason });
-    for (const ac of this.inflight.values()) ac.abort(new Error(`session closed: ${reason}`));
+    // Pending client requests first, so they reject as "session closed" rather than as cancelled.
     this.pending.close(reason);
+    for (const ac of this.inflight.values()) ac.abort(new Error(`session closed: ${reason}`));
     try {
       await this.session?.close();
     } catch (err) {

@@ -1,0 +1,72 @@
+import type { ServerResponse } from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { SseStream } from './sse-stream.js';
+
+export interface LazySseReplyOptions {
+  heartbeatMs: number;
+  /** Headers sent with the reply whichever form it takes (e.g. `mcp-session-id`). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The reply to one POSTed request: plain JSON unless something must be written
+ * before the final response, in which case the reply switches to an SSE stream
+ * that ends after the response (digest §2.3, §4.3).
+ */
+export class LazySseReply {
+  private stream: SseStream | undefined;
+  private finished = false;
+  private dropped = false;
+  private readonly dropListeners: Array<() => void> = [];
+
+  constructor(private readonly res: ServerResponse, private readonly opts: LazySseReplyOptions) {
+    res.on('close', () => {
+      if (this.finished) return;
+      this.finished = true;
+      this.dropped = true;
+      for (const l of this.dropListeners.splice(0)) l();
+    });
+  }
+
+  /** True once the reply has switched to SSE. */
+  get streaming(): boolean {
+    return this.stream !== undefined;
+  }
+
+  /** False after `finish()` or once the client has gone. */
+  get open(): boolean {
+    return !this.finished && !this.res.destroyed;
+  }
+
+  /** Writes a message before the final response; the first call switches the reply to SSE. False when the reply is gone. */
+  send(msg: JSONRPCMessage): boolean {
+    if (!this.open) return false;
+    this.stream ??= new SseStream(this.res, this.opts);
+    return this.stream.send(msg);
+  }
+
+  /**
+   * Ends the reply with the final answer: one JSON body, or on SSE one event per
+   * message. An absent answer (a cancelled request) still ends the reply, as an
+   * empty SSE stream, since a request must get JSON or SSE (digest §4.3).
+   */
+  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined): void {
+    if (!this.open) return;
+    this.finished = true;
+    if (!this.stream && answer !== undefined) {
+      const body = JSON.stringify(answer);
+      this.res.writeHead(200, { 'content-type': 'application/json', ...this.opts.headers });
+      this.res.end(body);
+      return;
+    }
+    this.stream ??= new SseStream(this.res, this.opts);
+    for (const m of answer === undefined ? [] : Array.isArray(answer) ? answer : [answer]) this.stream.send(m);
+    this.stream.end();
+  }
+
+  /** Called when the client closes the connection before `finish()` (a cancel on modern HTTP; not on 2025 HTTP). */
+  onClientDrop(listener: () => void): void {
+    if (this.dropped) queueMicrotask(listener);
+    else if (!this.finished) this.dropListeners.push(listener);
+  }
+}

@@ -1,0 +1,71 @@
+import type { ServerResponse } from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { SSE_HEARTBEAT, SSE_RESPONSE_HEADERS, sseEvent, sseMessage } from '../wire/sse-writer.js';
+
+export interface SseStreamOptions {
+  /** Period of `: keepalive` comments (digest §2.3); 0 disables them. */
+  heartbeatMs: number;
+  /** Extra response headers, e.g. `mcp-session-id`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * One open server-sent-event response: headers go out at once, heartbeats keep
+ * proxies from timing it out, and `onClose` reports its end whoever caused it.
+ */
+export class SseStream {
+  private ended = false;
+  private readonly heartbeat: NodeJS.Timeout | undefined;
+  private readonly closeListeners: Array<() => void> = [];
+
+  constructor(private readonly res: ServerResponse, opts: SseStreamOptions) {
+    res.writeHead(200, { ...SSE_RESPONSE_HEADERS, ...opts.headers });
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    if (opts.heartbeatMs > 0) {
+      this.heartbeat = setInterval(() => this.write(SSE_HEARTBEAT), opts.heartbeatMs);
+      this.heartbeat.unref();
+    }
+    res.on('close', () => this.markEnded());
+  }
+
+  /** False once the stream has ended or the client has gone. */
+  get open(): boolean {
+    return !this.ended && !this.res.destroyed && !this.res.writableEnded;
+  }
+
+  /** Writes a JSON-RPC message (or batch) as a `message` event; false when the stream is gone. */
+  send(msg: JSONRPCMessage | JSONRPCMessage[]): boolean {
+    return this.write(sseMessage(msg));
+  }
+
+  /** Writes a named event with raw data (e.g. the http+sse `endpoint` event). */
+  event(name: string, data: string): boolean {
+    return this.write(sseEvent(name, data));
+  }
+
+  end(): void {
+    if (!this.ended && !this.res.writableEnded) this.res.end();
+    this.markEnded();
+  }
+
+  /** Called once when the stream ends: `end()`, or the client closed the connection. */
+  onClose(listener: () => void): void {
+    if (this.ended) queueMicrotask(listener);
+    else this.closeListeners.push(listener);
+  }
+
+  private write(chunk: string): boolean {
+    if (!this.open) return false;
+    // A false return only means the kernel buffer is full; node keeps the bytes.
+    this.res.write(chunk);
+    return true;
+  }
+
+  private markEnded(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const l of this.closeListeners.splice(0)) l();
+  }
+}

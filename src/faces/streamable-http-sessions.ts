@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { LegacyHandler } from '../contracts/downstream.js';
+import { isSupportedLegacyVersion, LEGACY_VERSIONS } from '../epochs/versions.js';
+import { RpcCode } from '../jsonrpc/codes.js';
+import { isRequest, isResponse } from '../jsonrpc/messages.js';
+import type { Logger } from '../log.js';
+import { LazySseReply } from './lazy-sse-reply.js';
+import { LegacySessionDriver } from './legacy-session-driver.js';
+import { legacyHttpError } from './legacy-http-error.js';
+import { SseStream } from './sse-stream.js';
+
+/** What every legacy face class is built with. */
+export interface LegacyFaceOptions {
+  handler: LegacyHandler;
+  logger: Logger;
+  heartbeatMs: number;
+  sessionIdleMs: number;
+  allowOrigins: string[];
+  inputTimeoutMs?: number;
+}
+
+interface HttpSession {
+  id: string;
+  driver: LegacySessionDriver;
+  /** The standalone GET stream, when the client holds one open. */
+  stream: SseStream | undefined;
+  replies: Set<LazySseReply>;
+  /** POSTs being handled right now; a busy session is never idle. */
+  busy: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/**
+ * The server side of 2025-03-26…2025-11-25 Streamable HTTP (digest §4.3):
+ * sessions minted at initialize, POST replies as JSON or SSE, one standalone
+ * GET stream per session, DELETE, and idle expiry.
+ */
+export class StreamableHttpSessions {
+  private readonly sessions = new Map<string, HttpSession>();
+  private closing = false;
+
+  constructor(private readonly opts: LegacyFaceOptions) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  /** A POST already parsed and classified legacy by the app (body is the parsed JSON). */
+  async handlePost(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const accept = header(req, 'accept') ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return legacyHttpError(res, 406, RpcCode.ServerError, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    const messages = Array.isArray(body) ? body : [body];
+    const initCount = messages.filter((m) => isRequest(m) && m.method === 'initialize').length;
+    const sid = header(req, SESSION_HEADER);
+    if (initCount > 0 && messages.length > 1) {
+      return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Only one initialization request is allowed');
+    }
+    if (initCount > 0 && sid === undefined) return this.initialize(res, body);
+    const s = this.lookup(req, res, sid);
+    if (!s) return;
+    if (initCount > 0) return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Server already initialized');
+    await this.feed(s, res, body, messages.some(isRequest));
+  }
+
+  /** Opens the session's standalone stream (only called with an Mcp-Session-Id header). */
+  handleGet(req: IncomingMessage, res: ServerResponse): void {
+    const s = this.lookup(req, res, header(req, SESSION_HEADER));
+    if (!s) return;
+    if (!(header(req, 'accept') ?? '').includes('text/event-stream')) {
+      return legacyHttpError(res, 406, RpcCode.ServerError, 'Not Acceptable: Client must accept text/event-stream');
+    }
+    if (s.stream?.open) return legacyHttpError(res, 409, RpcCode.ServerError, 'Conflict: Only one SSE stream is allowed per session');
+    // Last-Event-ID is ignored: the bridge keeps no event store, so a resume is a fresh stream (digest §5.2).
+    const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, headers: { [SESSION_HEADER]: s.id } });
+    s.stream = stream;
+    this.touch(s, 0);
+    stream.onClose(() => {
+      if (s.stream === stream) s.stream = undefined;
+      this.touch(s, 0);
+    });
+  }
+
+  /** Ends a session at the client's request (digest §4.3 Sessions). */
+  async handleDelete(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const s = this.lookup(req, res, header(req, SESSION_HEADER));
+    if (!s) return;
+    await s.driver.close('client sent DELETE');
+    res.writeHead(200).end();
+  }
+
+  /** Ends every stream and session. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const all = [...this.sessions.values()];
+    await Promise.all(all.map((s) => s.driver.close('shutting down')));
+    for (const s of all) for (const r of s.replies) r.finish(undefined);
+  }
+
+  /** Steps shared by GET, DELETE and non-initialize POST: the session id, then the version header. */
+  private lookup(req: IncomingMessage, res: ServerResponse, sid: string | undefined): HttpSession | undefined {
+    if (sid === undefined) {
+      legacyHttpError(res, 400, RpcCode.ServerError, 'Bad Request: Mcp-Session-Id header is required');
+      return undefined;
+    }
+    const s = this.sessions.get(sid);
+    if (!s) {
+      legacyHttpError(res, 404, RpcCode.SessionNotFound, 'Session not found');
+      return undefined;
+    }
+    // Missing header → 2025-03-26 (digest §4.3); present and unknown → 400.
+    const version = header(req, 'mcp-protocol-version');
+    if (version !== undefined && !isSupportedLegacyVersion(version)) {
+      legacyHttpError(res, 400, RpcCode.ServerError, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${LEGACY_VERSIONS.join(', ')})`);
+      return undefined;
+    }
+    return s;
+  }
+
+  private async initialize(res: ServerResponse, body: unknown): Promise<void> {
+    if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
+    const s = this.createSession(randomBytes(32).toString('hex'));
+    const answer = await s.driver.receive(body);
+    if (!s.driver.initialized || this.closing) {
+      await s.driver.close('initialize refused');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      return;
+    }
+    this.sessions.set(s.id, s);
+    res.writeHead(200, { 'content-type': 'application/json', [SESSION_HEADER]: s.id }).end(JSON.stringify(answer));
+    this.touch(s, 0);
+  }
+
+  private createSession(id: string): HttpSession {
+    const s: HttpSession = { id, driver: undefined!, stream: undefined, replies: new Set(), busy: 0, idleTimer: undefined };
+    s.driver = new LegacySessionDriver({
+      handler: this.opts.handler,
+      transport: 'streamable-http',
+      sessionId: id,
+      logger: this.opts.logger,
+      inputTimeoutMs: this.opts.inputTimeoutMs,
+      send: (m) => this.sendStandalone(s, m),
+    });
+    s.driver.onClose(() => this.forget(s));
+    return s;
+  }
+
+  private async feed(s: HttpSession, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
+    this.touch(s, +1);
+    const headers = { [SESSION_HEADER]: s.id };
+    const reply = hasRequests ? new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, headers }) : undefined;
+    try {
+      if (!reply) {
+        const answer = await s.driver.receive(body);
+        // Only malformed messages get an answer here; accepted notifications and responses get 202, no body.
+        if (answer !== undefined) res.writeHead(400, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(answer));
+        else res.writeHead(202, headers).end();
+        return;
+      }
+      s.replies.add(reply);
+      // A POST stream the client closed is not a cancel (2025 transports.mdx); later non-responses fall back to the GET stream.
+      const related = { send: (m: JSONRPCMessage) => reply.send(m) || (!isResponse(m) && this.sendStandalone(s, m)) };
+      reply.finish(await s.driver.receive(body, related));
+    } finally {
+      if (reply) s.replies.delete(reply);
+      this.touch(s, -1);
+    }
+  }
+
+  private sendStandalone(s: HttpSession, m: JSONRPCMessage): boolean {
+    return s.stream?.send(m) ?? false;
+  }
+
+  /** Re-arms the idle timer: a session with no POST in progress and no open GET stream expires after sessionIdleMs. */
+  private touch(s: HttpSession, delta: number): void {
+    s.busy += delta;
+    if (s.idleTimer) clearTimeout(s.idleTimer);
+    s.idleTimer = undefined;
+    if (s.busy > 0 || s.stream?.open || !this.sessions.has(s.id)) return;
+    s.idleTimer = setTimeout(() => void s.driver.close('idle'), this.opts.sessionIdleMs);
+    s.idleTimer.unref();
+  }
+
+  private forget(s: HttpSession): void {
+    this.sessions.delete(s.id);
+    if (s.idleTimer) clearTimeout(s.idleTimer);
+    s.stream?.end();
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
