@@ -32,7 +32,7 @@ export interface CallHandlers {
   onNotification?(n: JSONRPCNotification): void;
   /** Aborting cancels the call upstream (legacy: notifications/cancelled; modern HTTP: close the stream). */
   signal?: AbortSignal;
-  /** Per-call deadline; on expiry the call is cancelled upstream and rejects with a -32603 RpcError. */
+  /** Per-call deadline; on expiry the call is cancelled upstream and resolves with a -32603 `{error}`. */
   timeoutMs?: number;
 }
 
@@ -71,7 +71,11 @@ export interface LegacyUpstreamSession {
    */
   readonly correlates: boolean;
   readonly closed: boolean;
-  /** Sends a request and resolves with its outcome; rejects (RpcError -32603) when the session dies. */
+  /**
+   * Sends a request and resolves with its outcome. Never rejects: server errors,
+   * timeouts, aborts and a dying session all resolve as `{error}` (-32603 for local
+   * failures, with `data.bridgeCode` naming the cause when it is known).
+   */
   call(req: OutboundRequest, handlers?: CallHandlers): Promise<RpcOutcome>;
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
   /** Set by the owner; until set, unsolicited requests are answered with an error and notifications dropped. */

@@ -77,10 +77,11 @@ export class StdioProcess implements MessagePipe {
   }
 
   send(msg: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
-    if (this.closeReason !== undefined || this.child.pid === undefined || !this.child.stdin.writable) {
-      const why = this.closeReason ?? this.spawnError?.message ?? 'not running';
-      return Promise.reject(new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `stdio server ${this.label()} is not running: ${why}`));
+    if (this.child.pid === undefined) {
+      // The spawn error event comes a tick later; reject with its reason.
+      return this.exitPromise.then(() => Promise.reject(this.notRunning('BRIDGE_ERR_UPSTREAM_UNREACHABLE')));
     }
+    if (this.closeReason !== undefined || !this.child.stdin.writable) return Promise.reject(this.notRunning('BRIDGE_ERR_UPSTREAM_CLOSED'));
     // JSON.stringify escapes newlines inside strings, so one message is one line.
     const line = JSON.stringify(msg) + '\n';
     return new Promise((resolve, reject) => {
@@ -130,6 +131,10 @@ export class StdioProcess implements MessagePipe {
         resolve(true);
       });
     });
+  }
+
+  private notRunning(code: 'BRIDGE_ERR_UPSTREAM_UNREACHABLE' | 'BRIDGE_ERR_UPSTREAM_CLOSED'): BridgeError {
+    return new BridgeError(code, `stdio server ${this.label()} is not running: ${this.closeReason ?? 'stdin closed'}`, { cause: this.spawnError });
   }
 
   private label(): string {

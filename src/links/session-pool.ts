@@ -1,0 +1,367 @@
+import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
+import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
+import { BridgeError, RpcError } from '../errors.js';
+import { RpcCode } from '../jsonrpc/codes.js';
+import type { Logger } from '../log.js';
+import { canonicalJson } from './canonical-json.js';
+
+/** Bounds of the pool. */
+export interface PoolOptions {
+  /** Sessions in all, across every key (for stdio: children). */
+  max: number;
+  /** A session with no lease is closed after this long. */
+  idleMs: number;
+  logger: Logger;
+}
+
+/** One use of a pooled session; release it when the call is done. */
+export interface SessionLease {
+  readonly session: LegacyUpstreamSession;
+  /** Returns the session to the pool. Idempotent. */
+  release(): void;
+}
+
+/** Unsolicited traffic of pooled sessions. */
+export interface PoolListener {
+  notification?(session: LegacyUpstreamSession, n: JSONRPCNotification): void;
+  /** Answer, or reject with an RpcError; -32601 passes the request on to the next listener. */
+  request?(session: LegacyUpstreamSession, req: JSONRPCRequest): Promise<Record<string, unknown>>;
+}
+
+interface Entry {
+  key: string;
+  session?: LegacyUpstreamSession;
+  leases: number;
+  exclusiveHeld: boolean;
+  anchored: boolean;
+  /** When the last lease ended (eviction picks the stalest). */
+  idleSince: number;
+  idleTimer?: NodeJS.Timeout;
+  /** Settles once the open attempt has finished either way. */
+  opened?: Promise<unknown>;
+}
+
+interface Waiter {
+  key: string;
+  init: UpstreamInit;
+  exclusive: boolean;
+  grant(entry: Entry, exclusive: boolean): void;
+  fail(err: Error): void;
+}
+
+/**
+ * The one pool every bridge that reaches a legacy server draws sessions from
+ * (DESIGN "One pool"). Sessions are keyed by protocol version and capabilities so
+ * the server sees exactly what the client declared; waiters are served FIFO per
+ * key. A session that closes is dropped; one idle for `idleMs` is closed, except
+ * an anchor while the pool has listeners (its subscriptions must live somewhere).
+ */
+export class SessionPool {
+  private readonly entries = new Set<Entry>();
+  private readonly waiters: Waiter[] = [];
+  private readonly listeners = new Set<PoolListener>();
+  private readonly log: Logger;
+  private closed = false;
+  private pumping = false;
+  private pumpAgain = false;
+
+  constructor(
+    private readonly link: LegacyLink,
+    private readonly opts: PoolOptions,
+  ) {
+    this.log = opts.logger.child({ pool: link.kind });
+  }
+
+  /** Key = protocolVersion + canonical JSON of capabilities (clientInfo of the first opener is used). */
+  static keyOf(init: UpstreamInit): string {
+    return `${init.protocolVersion}\n${canonicalJson(init.capabilities ?? {})}`;
+  }
+
+  /**
+   * exclusive: the session has no other lease while held (needed where server
+   * requests cannot be correlated; on sessions that correlate it is treated as
+   * shared). shared: may overlap with other shared leases on one session. Opens
+   * sessions on demand up to `max`, queues beyond it (FIFO), and an aborted
+   * signal removes the waiter (rejects with RpcError -32603).
+   */
+  acquire(init: UpstreamInit, opts: { exclusive: boolean; signal?: AbortSignal }): Promise<SessionLease> {
+    if (this.closed) return Promise.reject(new BridgeError('BRIDGE_ERR_CLOSED', 'session pool is closed'));
+    const { signal } = opts;
+    if (signal?.aborted) return Promise.reject(abortedError());
+    return new Promise<SessionLease>((resolve, reject) => {
+      const onAbort = () => {
+        this.removeWaiter(waiter);
+        reject(abortedError());
+      };
+      const waiter: Waiter = {
+        key: SessionPool.keyOf(init),
+        init,
+        exclusive: opts.exclusive,
+        grant: (entry, exclusive) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.lease(entry, exclusive));
+        },
+        fail: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** Unsolicited traffic of every pooled session (list_changed, resources/updated, unsolicited requests). */
+  addListener(l: PoolListener): () => void {
+    this.listeners.add(l);
+    return () => {
+      if (!this.listeners.delete(l)) return;
+      // Anchors were kept for listeners; with none left they may idle out.
+      if (this.listeners.size === 0) for (const e of this.entries) if (e.anchored) this.scheduleIdle(e);
+    };
+  }
+
+  /** One open session for this key, opened if needed (for subscriptions that must live somewhere). */
+  async anchor(init: UpstreamInit): Promise<LegacyUpstreamSession> {
+    const key = SessionPool.keyOf(init);
+    const existing = this.openEntries(key);
+    const chosen = existing.find((e) => e.anchored) ?? existing[0];
+    if (chosen) {
+      chosen.anchored = true;
+      return chosen.session!;
+    }
+    const lease = await this.acquire(init, { exclusive: false });
+    const entry = [...this.entries].find((e) => e.session === lease.session);
+    if (entry) entry.anchored = true;
+    lease.release();
+    return lease.session;
+  }
+
+  /** Lets an anchor idle out again (its subscriptions ended). */
+  unanchor(session: LegacyUpstreamSession): void {
+    const entry = [...this.entries].find((e) => e.session === session);
+    if (!entry) return;
+    entry.anchored = false;
+    this.scheduleIdle(entry);
+  }
+
+  /** The open sessions for a key. */
+  sessionsFor(key: string): LegacyUpstreamSession[] {
+    return this.openEntries(key).map((e) => e.session!);
+  }
+
+  /** sessions: open sessions; leased: sessions with at least one lease; queued: waiting acquires. */
+  stats(): { sessions: number; leased: number; queued: number } {
+    const open = [...this.entries].filter((e) => e.session && !e.session.closed);
+    return { sessions: open.length, leased: open.filter((e) => e.leases > 0).length, queued: this.waiters.length };
+  }
+
+  /** Rejects every waiter and closes every pooled session (the link itself stays open: its owner closes it). */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w.fail(new BridgeError('BRIDGE_ERR_CLOSED', 'session pool closed'));
+    const entries = [...this.entries];
+    this.entries.clear();
+    // Sessions still opening close themselves when they arrive (see open()); wait for that too.
+    await Promise.all(
+      entries.map((e) => {
+        clearTimeout(e.idleTimer);
+        return e.session ? e.session.close() : e.opened;
+      }),
+    );
+  }
+
+  // ─── granting and opening ─────────────────────────────────────────────────
+
+  /**
+   * Grants what can be granted, FIFO per key, then opens sessions for keys still
+   * waiting. Re-entrant calls (a session closing during eviction) run one more pass
+   * instead of nesting, so no key is opened for twice.
+   */
+  private pump(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        this.pumpOnce();
+      } while (this.pumpAgain && !this.closed);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private pumpOnce(): void {
+    if (this.closed) return;
+    const blocked: string[] = [];
+    for (const w of [...this.waiters]) {
+      if (blocked.includes(w.key)) continue;
+      const pick = this.pick(w);
+      if (!pick) {
+        blocked.push(w.key);
+        continue;
+      }
+      this.removeWaiter(w);
+      w.grant(pick.entry, pick.exclusive);
+    }
+    for (const key of blocked) this.openFor(key);
+  }
+
+  private pick(w: Waiter): { entry: Entry; exclusive: boolean } | undefined {
+    let best: Entry | undefined;
+    for (const e of this.openEntries(w.key)) {
+      const exclusive = w.exclusive && !e.session!.correlates;
+      if (exclusive ? e.leases === 0 : !e.exclusiveHeld) {
+        if (!best || e.leases < best.leases) best = e;
+      }
+    }
+    if (!best) return undefined;
+    return { entry: best, exclusive: w.exclusive && !best.session!.correlates };
+  }
+
+  /** Opens as many sessions as the key's waiters need (each exclusive one needs its own) within `max`. */
+  private openFor(key: string): void {
+    const waiting = this.waiters.filter((w) => w.key === key);
+    const need = waiting.filter((w) => w.exclusive).length + (waiting.some((w) => !w.exclusive) ? 1 : 0);
+    let opening = [...this.entries].filter((e) => e.key === key && !e.session).length;
+    while (opening < need && this.makeRoom()) {
+      opening++;
+      this.open(key, waiting[0].init);
+    }
+  }
+
+  /** True when one more session fits, closing the stalest idle session of any key if needed. */
+  private makeRoom(): boolean {
+    if (this.entries.size < this.opts.max) return true;
+    let victim: Entry | undefined;
+    for (const e of this.entries) {
+      if (!e.session || e.leases > 0 || this.keptAlive(e)) continue;
+      if (!victim || e.idleSince < victim.idleSince) victim = e;
+    }
+    if (!victim) return false;
+    this.log.debug('pool.evict', { session: victim.session!.id });
+    this.drop(victim);
+    void victim.session!.close();
+    return true;
+  }
+
+  private open(key: string, init: UpstreamInit): void {
+    const entry: Entry = { key, leases: 0, exclusiveHeld: false, anchored: false, idleSince: Date.now() };
+    this.entries.add(entry);
+    entry.opened = this.link.openSession(init).then(
+      async (session) => {
+        if (!this.entries.has(entry)) {
+          await session.close();
+          return;
+        }
+        entry.session = session;
+        session.setUnsolicitedHandlers({
+          notification: (n) => this.fanOut(session, n),
+          request: (req) => this.askListeners(session, req),
+        });
+        session.onClose((reason) => {
+          this.log.info('pool.session_closed', { session: session.id, reason });
+          this.drop(entry);
+          this.pump();
+        });
+        this.log.info('pool.session_opened', { session: session.id, ...this.stats() });
+        this.scheduleIdle(entry);
+        this.pump();
+      },
+      (err: Error) => {
+        this.entries.delete(entry);
+        if (this.closed) return;
+        this.log.warn('pool.open_failed', { error: err });
+        // One failed open answers one waiter, so a dead upstream cannot loop forever.
+        const w = this.waiters.find((x) => x.key === key);
+        if (w) {
+          this.removeWaiter(w);
+          w.fail(err);
+        }
+        this.pump();
+      },
+    );
+  }
+
+  private lease(entry: Entry, exclusive: boolean): SessionLease {
+    entry.leases++;
+    if (exclusive) entry.exclusiveHeld = true;
+    clearTimeout(entry.idleTimer);
+    let released = false;
+    return {
+      session: entry.session!,
+      release: () => {
+        if (released) return;
+        released = true;
+        entry.leases--;
+        if (exclusive) entry.exclusiveHeld = false;
+        entry.idleSince = Date.now();
+        if (!this.entries.has(entry)) return;
+        this.scheduleIdle(entry);
+        this.pump();
+      },
+    };
+  }
+
+  // ─── idle, unsolicited traffic, bookkeeping ───────────────────────────────
+
+  private keptAlive(e: Entry): boolean {
+    return e.anchored && this.listeners.size > 0;
+  }
+
+  private scheduleIdle(entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    if (entry.leases > 0 || !entry.session || this.keptAlive(entry)) return;
+    entry.idleTimer = setTimeout(() => {
+      if (entry.leases > 0 || this.keptAlive(entry) || !this.entries.has(entry)) return;
+      this.log.info('pool.idle_close', { session: entry.session!.id, idleMs: this.opts.idleMs });
+      this.drop(entry);
+      void entry.session!.close();
+    }, this.opts.idleMs);
+    entry.idleTimer.unref();
+  }
+
+  private fanOut(session: LegacyUpstreamSession, n: JSONRPCNotification): void {
+    for (const l of this.listeners) {
+      try {
+        l.notification?.(session, n);
+      } catch (err) {
+        this.log.warn('pool.listener_failed', { method: n.method, error: err });
+      }
+    }
+  }
+
+  private async askListeners(session: LegacyUpstreamSession, req: JSONRPCRequest): Promise<Record<string, unknown>> {
+    for (const l of this.listeners) {
+      if (!l.request) continue;
+      try {
+        return await l.request(session, req);
+      } catch (err) {
+        if (!(err instanceof RpcError && err.code === RpcCode.MethodNotFound)) throw err;
+      }
+    }
+    throw new RpcError(RpcCode.MethodNotFound, `bridge has no client to forward ${req.method} to`);
+  }
+
+  private openEntries(key: string): Entry[] {
+    return [...this.entries].filter((e) => e.key === key && e.session !== undefined && !e.session.closed);
+  }
+
+  private drop(entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    this.entries.delete(entry);
+  }
+
+  private removeWaiter(w: Waiter): void {
+    const i = this.waiters.indexOf(w);
+    if (i >= 0) this.waiters.splice(i, 1);
+  }
+}
+
+function abortedError(): RpcError {
+  return new RpcError(RpcCode.InternalError, 'cancelled while waiting for an upstream session');
+}
