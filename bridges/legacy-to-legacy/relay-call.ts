@@ -9,6 +9,8 @@ import { admitsLevel, type McpLogLevel } from './log-levels.js';
 export interface RelayOptions {
   timeoutMs: number;
   signal: AbortSignal;
+  /** False: server requests are left to the session's unsolicited path (see PooledUpstream.tiesServerRequests). */
+  serverRequests: boolean;
   /** The downstream session's log level, read when a `notifications/message` arrives. */
   level?: () => McpLogLevel | undefined;
 }
@@ -23,8 +25,11 @@ export interface RelayOptions {
 export async function relayCall(session: LegacyUpstreamSession, req: JSONRPCRequest, ctx: LegacyRequestContext, opts: RelayOptions): Promise<JSONRPCResponse> {
   const params = req.params as Record<string, unknown> | undefined;
   try {
+    const onServerRequest = opts.serverRequests
+      ? (r: JSONRPCRequest) => ctx.request(r.method, r.params as Record<string, unknown> | undefined, { signal: opts.signal })
+      : undefined;
     const outcome = await session.call(params === undefined ? { method: req.method } : { method: req.method, params }, {
-      onServerRequest: (r) => ctx.request(r.method, r.params as Record<string, unknown> | undefined, { signal: opts.signal }),
+      onServerRequest,
       onNotification: (n: JSONRPCNotification) => {
         if (n.method === 'notifications/message' && !admitsLevel(opts.level?.(), (n.params as { level?: unknown } | undefined)?.level)) return;
         ctx.notify(n);

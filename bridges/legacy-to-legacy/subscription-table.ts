@@ -41,15 +41,6 @@ export class SubscriptionTable {
     return { removed: true, last };
   }
 
-  /** Forgets every subscription of a session; returns the uris nobody on its key wants any more. */
-  removeSession(sessionId: string): { key: string; uris: string[] } | undefined {
-    const mine = this.#bySession.get(sessionId);
-    if (!mine) return undefined;
-    const orphaned: string[] = [];
-    for (const uri of [...mine.uris]) if (this.remove(sessionId, uri).last) orphaned.push(uri);
-    return { key: mine.key, uris: orphaned };
-  }
-
   has(sessionId: string, uri: string): boolean {
     return this.#bySession.get(sessionId)?.uris.has(uri) ?? false;
   }
