@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http';
+import { RpcCode } from '../jsonrpc/codes.js';
+import type { RpcErrorBody } from '../jsonrpc/messages.js';
+
+/** A parsed JSON body, or the whole-reply error that refuses it. */
+export type BodyOutcome = { ok: true; body: unknown } | { ok: false; status: number; error: RpcErrorBody };
+
+/** `application/json` or a `+json` media type, parameters (charset) ignored. */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+function tooLarge(max: number): BodyOutcome {
+  return { ok: false, status: 413, error: { code: RpcCode.ServerError, message: `Payload Too Large: the body exceeds ${max} bytes` } };
+}
+
+/**
+ * Reads one POST body: 415 unless JSON, 413 past `maxBytes` (checked on
+ * Content-Length first, then while streaming), 400 -32700 when it does not
+ * parse ([SDK] statuses, digest §2.6).
+ */
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> {
+  if (!isJsonMediaType(req.headers['content-type'])) {
+    return { ok: false, status: 415, error: { code: RpcCode.ServerError, message: 'Unsupported Media Type: Content-Type must be application/json' } };
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) return tooLarge(maxBytes);
+  const read = await collect(req, maxBytes);
+  if (read === 'too-large') return tooLarge(maxBytes);
+  if (read instanceof Error) {
+    return { ok: false, status: 400, error: { code: RpcCode.ServerError, message: `Bad Request: could not read the body (${read.message})` } };
+  }
+  try {
+    return { ok: true, body: JSON.parse(read.toString('utf8')) };
+  } catch {
+    return { ok: false, status: 400, error: { code: RpcCode.ParseError, message: 'Parse error: the body is not valid JSON' } };
+  }
+}
+
+/**
+ * Collects the body without destroying the request when it is too large: the
+ * rest is drained so the 413 can still be written on the same connection.
+ */
+function collect(req: IncomingMessage, maxBytes: number): Promise<Buffer | Error | 'too-large'> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.resume();
+      resolve('too-large');
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', (err) => resolve(err));
+    req.once('close', () => resolve(new Error('the connection closed before the body ended')));
+  });
+}

@@ -1,0 +1,135 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
+import type { ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
+import { toRpcErrorBody } from '../errors.js';
+import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
+import type { Logger } from '../log.js';
+import { LazySseReply } from './lazy-sse-reply.js';
+import { validateModernMessage } from './modern-validation.js';
+
+export interface ModernPostOptions {
+  modern: ModernHandler;
+  logger: Logger;
+  heartbeatMs: number;
+}
+
+/** Request headers with lower-cased names and repeated values joined, as the ladder reads them. */
+export function flatHeaders(req: IncomingMessage): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+/** Writes a whole-reply JSON-RPC error (ladder rejections, digest §2.6). */
+export function writeJsonError(res: ServerResponse, status: number, id: RequestId | null, error: RpcErrorBody, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(errorResponse(id, error)));
+}
+
+interface Inflight {
+  controller: AbortController;
+  /** Who sent it: a cancel only reaches requests from the same peer address, since ids are per client. */
+  peer: string | undefined;
+}
+
+/**
+ * One modern POST: the validation ladder, then `ModernHandler.handle` with a
+ * lazy reply (JSON, or SSE once the handler notifies first). Closing the
+ * connection is the cancel (digest §1.9, §2.3); so is a posted
+ * `notifications/cancelled`, which the SDK client sends when it ends a listen.
+ */
+export class ModernPost {
+  private readonly inflight = new Map<string, Set<Inflight>>();
+  private readonly log: Logger;
+
+  constructor(private readonly opts: ModernPostOptions) {
+    this.log = opts.logger.child({ epoch: 'modern', transport: 'http' });
+  }
+
+  /** Number of requests being answered. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.inflight.values()) n += set.size;
+    return n;
+  }
+
+  /** Serves one POST whose body was parsed and classified modern by the app. */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const headers = flatHeaders(req);
+    const modern = this.opts.modern;
+    const verdict = validateModernMessage(body, headers, modern.paramHeaders ? (tool) => modern.paramHeaders!(tool) : undefined);
+    if (!verdict.ok) {
+      this.log.debug('modern.reject', { id: verdict.id, code: verdict.error.code, status: verdict.status });
+      writeJsonError(res, verdict.status, verdict.id, verdict.error);
+      return;
+    }
+    if ('notification' in verdict) {
+      this.onNotification(verdict.notification, req);
+      res.writeHead(202).end();
+      return;
+    }
+    await this.serve(verdict.request, req, res, headers);
+  }
+
+  /** Aborts every request in flight (shutdown). */
+  close(): void {
+    for (const set of this.inflight.values()) for (const entry of set) entry.controller.abort(new Error('bridge shutting down'));
+    this.inflight.clear();
+  }
+
+  private async serve(request: JSONRPCRequest, req: IncomingMessage, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
+    const entry: Inflight = { controller: new AbortController(), peer: req.socket.remoteAddress };
+    const key = idKey(request.id);
+    const set = this.inflight.get(key) ?? new Set();
+    set.add(entry);
+    this.inflight.set(key, set);
+
+    const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs });
+    const signal = entry.controller.signal;
+    let settled = false;
+    reply.onClientDrop(() => entry.controller.abort(new Error('client closed the response stream')));
+    const ctx: ModernRequestContext = {
+      signal,
+      transport: 'http',
+      headers,
+      // Nothing more for a request once it is answered or cancelled (digest §1.9).
+      notify: (n) => {
+        if (!settled && !signal.aborted) reply.send(n);
+      },
+    };
+    let response: JSONRPCResponse;
+    try {
+      response = await this.opts.modern.handle(request, ctx);
+    } catch (err) {
+      // The contract says handle never rejects; keep the one-answer rule if it does.
+      this.log.warn('modern.handler_threw', { id: request.id, method: request.method, err });
+      response = errorResponse(request.id, toRpcErrorBody(err));
+    } finally {
+      settled = true;
+      set.delete(entry);
+      if (set.size === 0 && this.inflight.get(key) === set) this.inflight.delete(key);
+    }
+    // Handler errors stay in-band at 200 (digest §1.10); a cancelled request gets no answer.
+    reply.finish(signal.aborted ? undefined : response);
+  }
+
+  private onNotification(n: JSONRPCNotification, req: IncomingMessage): void {
+    if (n.method !== 'notifications/cancelled') {
+      this.log.debug('modern.notification_dropped', { method: n.method });
+      return;
+    }
+    const requestId = (n.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const set = this.inflight.get(idKey(requestId));
+    if (!set) return;
+    for (const entry of set) {
+      if (entry.peer === req.socket.remoteAddress) entry.controller.abort(new Error('cancelled by the client'));
+    }
+  }
+}
+
+/** Map key that keeps 1 and "1" apart. */
+function idKey(id: RequestId): string {
+  return typeof id === 'number' ? `n:${id}` : `s:${id}`;
+}
