@@ -29,15 +29,12 @@ export function writeJsonError(res: ServerResponse, status: number, id: RequestI
 
 interface Inflight {
   controller: AbortController;
-  /** Who sent it: a cancel only reaches requests from the same peer address, since ids are per client. */
-  peer: string | undefined;
 }
 
 /**
  * One modern POST: the validation ladder, then `ModernHandler.handle` with a
  * lazy reply (JSON, or SSE once the handler notifies first). Closing the
- * connection is the cancel (digest §1.9, §2.3); so is a posted
- * `notifications/cancelled`, which the SDK client sends when it ends a listen.
+ * connection is the cancel (digest §1.9, §2.3).
  */
 export class ModernPost {
   private readonly inflight = new Map<string, Set<Inflight>>();
@@ -79,7 +76,7 @@ export class ModernPost {
   }
 
   private async serve(request: JSONRPCRequest, req: IncomingMessage, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
-    const entry: Inflight = { controller: new AbortController(), peer: req.socket.remoteAddress };
+    const entry: Inflight = { controller: new AbortController() };
     const key = idKey(request.id);
     const set = this.inflight.get(key) ?? new Set();
     set.add(entry);
@@ -114,18 +111,16 @@ export class ModernPost {
     reply.finish(signal.aborted ? undefined : response);
   }
 
-  private onNotification(n: JSONRPCNotification, req: IncomingMessage): void {
-    if (n.method !== 'notifications/cancelled') {
-      this.log.debug('modern.notification_dropped', { method: n.method });
-      return;
-    }
-    const requestId = (n.params as { requestId?: unknown } | undefined)?.requestId;
-    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-    const set = this.inflight.get(idKey(requestId));
-    if (!set) return;
-    for (const entry of set) {
-      if (entry.peer === req.socket.remoteAddress) entry.controller.abort(new Error('cancelled by the client'));
-    }
+  /**
+   * Modern notification POSTs are accepted (202) and dropped. On HTTP the cancel
+   * is closing the response stream (digest §1.9, §2.3); a posted
+   * `notifications/cancelled` (the SDK client sends one when it ends a listen,
+   * after aborting the stream) names an id that only its sender's connection
+   * can scope, and several clients on one address may use the same id, so
+   * honouring it could cancel another client's request.
+   */
+  private onNotification(n: JSONRPCNotification, _req: IncomingMessage): void {
+    this.log.debug('modern.notification_dropped', { method: n.method });
   }
 }
 
