@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import type { InitializeResult, JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
+import type { CallHandlers, LegacyUpstreamSession, OutboundRequest, UnsolicitedHandlers, UpstreamInit } from '../contracts/upstream.js';
+import { isSupportedLegacyVersion, LEGACY_FEATURES } from '../epochs/versions.js';
+import { BridgeError, RpcError, TransportError, toRpcErrorBody, type BridgeErrorCode } from '../errors.js';
+import { RpcCode } from '../jsonrpc/codes.js';
+import { isNotification, isRequest, isResponse, notification, outcomeOf, request, responseFor, type RpcOutcome } from '../jsonrpc/messages.js';
+import type { Logger } from '../log.js';
+import { GetStream } from './get-stream.js';
+import type { HttpSessionClient } from './http-session-client.js';
+import { readMessageStream } from './message-stream-reader.js';
+import { PostExchange, type PendingCall } from './post-exchange.js';
+import { ProgressTokens } from './progress-tokens.js';
+
+export interface HttpSessionOptions {
+  logger: Logger;
+  callTimeoutMs: number;
+}
+
+/** How long `open` waits for the GET stream before answering anyway. */
+const GET_STREAM_WAIT_MS = 2_000;
+
+/**
+ * One initialize-era session over Streamable HTTP (digest §4.1, §4.3): server
+ * requests on a POST's SSE stream belong to that call (`correlates`), the GET
+ * stream carries the unsolicited rest. `call()` always resolves with an
+ * outcome; local failures (timeout, abort, expiry, network) are -32603 errors.
+ */
+export class HttpSession implements LegacyUpstreamSession {
+  readonly id = randomUUID();
+  readonly correlates = true;
+  readonly init: UpstreamInit;
+  initializeResult!: InitializeResult;
+  private readonly client: HttpSessionClient;
+  private readonly opts: HttpSessionOptions;
+  private readonly log: Logger;
+  private readonly pending = new Map<RequestId, PendingCall>();
+  private readonly progress = new ProgressTokens();
+  /** Server requests being answered; one the server cancels gets no late answer (digest §4.1). */
+  private readonly inbound = new Map<RequestId, { cancelled: boolean }>();
+  private readonly closeListeners: Array<(reason: string) => void> = [];
+  private readonly exchange: PostExchange;
+  private unsolicited: UnsolicitedHandlers | undefined;
+  private getStream: GetStream | undefined;
+  private nextId = 1;
+  private endReason: string | undefined;
+
+  private constructor(client: HttpSessionClient, init: UpstreamInit, opts: HttpSessionOptions) {
+    this.client = client;
+    this.init = init;
+    this.opts = opts;
+    this.log = opts.logger.child({ session: this.id });
+    this.exchange = new PostExchange(client, {
+      dispatch: (msg, call) => this.dispatch(msg, call),
+      expire: () => this.end('session expired'),
+      logger: this.log,
+    });
+  }
+
+  /** initialize → keep Mcp-Session-Id → initialized → GET stream (digest §4.1, §4.3). */
+  static async open(client: HttpSessionClient, init: UpstreamInit, opts: HttpSessionOptions): Promise<HttpSession> {
+    const s = new HttpSession(client, init, opts);
+    try {
+      s.initializeResult = await s.handshake();
+    } catch (err) {
+      await s.close();
+      throw err;
+    }
+    s.getStream = new GetStream({
+      client,
+      logger: s.log,
+      onMessage: (m) => s.dispatch(m, undefined),
+      onExpired: (detail) => {
+        s.log.info('upstream.session.expired', { detail });
+        s.end('session expired');
+      },
+      onUnreachable: (detail) => s.end(`upstream unreachable (${detail})`),
+    });
+    await Promise.race([s.getStream.start(), new Promise((r) => setTimeout(r, GET_STREAM_WAIT_MS).unref())]);
+    return s;
+  }
+
+  get closed(): boolean {
+    return this.endReason !== undefined;
+  }
+
+  private async handshake(): Promise<InitializeResult> {
+    const { protocolVersion, capabilities, clientInfo } = this.init;
+    const initReq = request(0, 'initialize', { protocolVersion, capabilities, clientInfo });
+    let res: Response;
+    try {
+      res = await this.client.post(initReq, AbortSignal.timeout(this.opts.callTimeoutMs));
+    } catch (err) {
+      throw new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `cannot reach ${this.client.url}: ${(err as Error).message}`, { cause: err });
+    }
+    if (!res.ok) throw new TransportError(res.status, await res.text().catch(() => ''), `upstream refused initialize with HTTP ${res.status}`);
+    this.client.sessionId = res.headers.get('mcp-session-id') ?? undefined;
+    let answer: RpcOutcome | undefined;
+    try {
+      await readMessageStream(res, {
+        onMessage: (m) => {
+          if (isResponse(m) && m.id === 0) answer = outcomeOf(m);
+          else this.dispatch(m, undefined);
+        },
+      });
+    } catch (err) {
+      if (err instanceof TransportError) throw err;
+      throw new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `connection lost during initialize: ${(err as Error).message}`, { cause: err });
+    }
+    if (!answer) throw new BridgeError('BRIDGE_ERR_UPSTREAM_NOT_MCP', 'upstream answered initialize without a JSON-RPC response');
+    if ('error' in answer) throw RpcError.from(answer.error);
+    const result = answer.result as unknown as InitializeResult;
+    if (typeof result.protocolVersion !== 'string' || !isSupportedLegacyVersion(result.protocolVersion)) {
+      // digest §4.1: a client that cannot use the offered version SHOULD disconnect.
+      throw new BridgeError('BRIDGE_ERR_UPSTREAM_NOT_MCP', `upstream offered protocol version ${String(result.protocolVersion)}, which the bridge does not speak`);
+    }
+    if (LEGACY_FEATURES.protocolVersionHeader(result.protocolVersion)) this.client.protocolVersion = result.protocolVersion;
+    await this.notify('notifications/initialized');
+    this.log.debug('upstream.session.open', { protocolVersion: result.protocolVersion });
+    return result;
+  }
+
+  call(req: OutboundRequest, handlers: CallHandlers = {}): Promise<RpcOutcome> {
+    if (this.closed) return Promise.resolve(internal(`upstream session is closed (${req.method})`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
+    const id = this.nextId++;
+    const params = this.progress.rewrite(req.params, id);
+    return new Promise<RpcOutcome>((resolve) => {
+      const call: PendingCall = { id, method: req.method, handlers, ac: new AbortController(), settled: false, settle: () => undefined };
+      const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
+      const timer = setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs);
+      const onAbort = () => this.cancel(call, `upstream call ${req.method} cancelled`);
+      call.settle = (outcome) => {
+        if (call.settled) return;
+        call.settled = true;
+        clearTimeout(timer);
+        handlers.signal?.removeEventListener('abort', onAbort);
+        this.pending.delete(id);
+        this.progress.release(id);
+        resolve(outcome);
+      };
+      if (handlers.signal?.aborted) return call.settle(internal(`upstream call ${req.method} cancelled`));
+      handlers.signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, call);
+      void this.exchange.run(call, request(id, req.method, params));
+    });
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    if (this.closed) throw new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', 'upstream session is closed');
+    await this.exchange.send(notification(method, params));
+  }
+
+  setUnsolicitedHandlers(h: UnsolicitedHandlers | undefined): void {
+    this.unsolicited = h;
+  }
+
+  onClose(listener: (reason: string) => void): void {
+    const reason = this.endReason;
+    if (reason !== undefined) queueMicrotask(() => listener(reason));
+    else this.closeListeners.push(listener);
+  }
+
+  /** DELETE the session (405 is fine), then end every stream. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.end('closed');
+    if (this.client.sessionId === undefined) return;
+    try {
+      const res = await this.client.delete(AbortSignal.timeout(5_000));
+      await res.body?.cancel().catch(() => undefined);
+      if (!res.ok && res.status !== 405) this.log.debug('upstream.session.delete_refused', { status: res.status });
+    } catch (err) {
+      this.log.debug('upstream.session.delete_failed', { error: err });
+    }
+  }
+
+  /** Routes one message from any stream; `call` is the POST it arrived on, if any. */
+  private dispatch(msg: unknown, call: PendingCall | undefined): void {
+    if (isResponse(msg)) {
+      // Responses may also come on a resumed stream, so match by wire id.
+      const owner = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
+      if (owner) owner.settle(outcomeOf(msg));
+      else this.log.debug('upstream.response.unmatched', { id: msg.id });
+    } else if (isRequest(msg)) {
+      void this.answer(msg, call);
+    } else if (isNotification(msg)) {
+      this.deliver(msg, call);
+    } else {
+      this.log.warn('upstream.message.invalid', { detail: 'not a JSON-RPC message' });
+    }
+  }
+
+  private deliver(n: JSONRPCNotification, call: PendingCall | undefined): void {
+    if (n.method === 'notifications/progress') {
+      const routed = this.progress.route(n, (id) => this.pending.get(id));
+      if (!routed) this.log.debug('upstream.progress.unmatched');
+      return;
+    }
+    if (n.method === 'notifications/cancelled') {
+      const rid = (n.params as { requestId?: RequestId } | undefined)?.requestId;
+      const entry = rid === undefined ? undefined : this.inbound.get(rid);
+      if (entry) entry.cancelled = true;
+    }
+    if (call?.handlers.onNotification && !call.settled) call.handlers.onNotification(n);
+    else if (this.unsolicited) this.unsolicited.notification(n);
+  }
+
+  /** ping locally; else the call's handler, then the unsolicited one (digest §5.3 A.9). */
+  private async answer(req: JSONRPCRequest, call: PendingCall | undefined): Promise<void> {
+    let outcome: RpcOutcome;
+    const handler = this.handlerFor(req, call);
+    const entry = { cancelled: false };
+    this.inbound.set(req.id, entry);
+    if (!handler) {
+      outcome = { error: { code: RpcCode.MethodNotFound, message: `no handler for server request ${req.method}` } };
+    } else {
+      try {
+        outcome = { result: await handler(req) };
+      } catch (err) {
+        outcome = { error: toRpcErrorBody(err) };
+      }
+    }
+    this.inbound.delete(req.id);
+    if (entry.cancelled || this.closed) return;
+    await this.exchange.send(responseFor(req.id, outcome)).catch((err) => this.log.debug('upstream.response.post_failed', { error: err }));
+  }
+
+  private handlerFor(req: JSONRPCRequest, call: PendingCall | undefined): ((r: JSONRPCRequest) => Promise<Record<string, unknown>>) | undefined {
+    if (req.method === 'ping') return async () => ({});
+    const own = call?.handlers;
+    if (own?.onServerRequest) return (r) => own.onServerRequest!(r);
+    const unsolicited = this.unsolicited;
+    if (unsolicited) return (r) => unsolicited.request(r);
+    return undefined;
+  }
+
+  private cancel(call: PendingCall, reason: string, bridgeCode?: BridgeErrorCode): void {
+    if (call.settled) return;
+    call.settle(internal(reason, bridgeCode));
+    call.ac.abort();
+    if (!this.closed) void this.notify('notifications/cancelled', { requestId: call.id, reason }).catch(() => undefined);
+  }
+
+  /** Ends the session once: every pending call resolves with an error, listeners hear why. */
+  private end(reason: string): void {
+    if (this.endReason !== undefined) return;
+    this.endReason = reason;
+    this.log.debug('upstream.session.end', { reason });
+    this.getStream?.stop();
+    for (const call of [...this.pending.values()]) {
+      call.settle(internal(`upstream session ended (${reason}) during ${call.method}`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
+      call.ac.abort();
+    }
+    for (const l of this.closeListeners.splice(0)) l(reason);
+  }
+}
+
+/** A local failure as an outcome; `data.bridgeCode` says which (the same shape pipe sessions use). */
+function internal(message: string, bridgeCode?: BridgeErrorCode): RpcOutcome {
+  return { error: { code: RpcCode.InternalError, message, ...(bridgeCode ? { data: { bridgeCode } } : {}) } };
+}

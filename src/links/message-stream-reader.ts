@@ -1,0 +1,81 @@
+import { TransportError } from '../errors.js';
+import { SseParser } from '../wire/sse-parser.js';
+
+/** Where a Streamable HTTP stream stopped: what a resuming GET needs (digest §4.3 Resumability). */
+export interface StreamCursor {
+  lastEventId?: string;
+  /** The server's `retry:` field, in milliseconds. */
+  retryMs?: number;
+}
+
+export interface MessageStreamHandlers {
+  /** One JSON-RPC value: batches (2025-03-26) are split before this is called. */
+  onMessage(msg: unknown): void;
+  /** An SSE `message` event whose data is not JSON. */
+  onInvalid?(data: string): void;
+  /** Any event arrived (including priming events without data). */
+  onEvent?(): void;
+}
+
+/**
+ * Reads a Streamable HTTP response body, `application/json` or
+ * `text/event-stream`, handing each message to `onMessage` as it arrives.
+ * Resolves when the body ends, with the cursor updated in place; rejects when
+ * the connection fails (the upstream died, or the fetch was aborted).
+ */
+export async function readMessageStream(res: Response, handlers: MessageStreamHandlers, cursor: StreamCursor = {}): Promise<StreamCursor> {
+  const type = (res.headers.get('content-type') ?? '').toLowerCase();
+  if (type.includes('text/event-stream')) {
+    await readSse(res, handlers, cursor);
+  } else if (type.includes('json')) {
+    const text = await res.text();
+    if (text.trim() !== '') {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        throw new TransportError(res.status, text.slice(0, 500), 'upstream answered with a body that is not JSON', { cause: err });
+      }
+      deliver(value, handlers);
+    }
+  } else {
+    // 202 Accepted and friends carry no messages; drain whatever is there.
+    await res.body?.cancel().catch(() => undefined);
+  }
+  return cursor;
+}
+
+async function readSse(res: Response, handlers: MessageStreamHandlers, cursor: StreamCursor): Promise<void> {
+  const parser = new SseParser((e) => {
+    handlers.onEvent?.();
+    if (e.id !== undefined) cursor.lastEventId = e.id;
+    if (e.retry !== undefined) cursor.retryMs = e.retry;
+    // Only `message` events carry JSON-RPC; priming events have empty data (digest §4.3, 2025-11-25).
+    if (e.event !== 'message' || e.data.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(e.data);
+    } catch {
+      handlers.onInvalid?.(e.data);
+      return;
+    }
+    deliver(value, handlers);
+  });
+  if (!res.body) return;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.push(value);
+    }
+    parser.end();
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function deliver(value: unknown, handlers: MessageStreamHandlers): void {
+  if (Array.isArray(value)) for (const m of value) handlers.onMessage(m);
+  else handlers.onMessage(value);
+}

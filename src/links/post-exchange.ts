@@ -1,0 +1,119 @@
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
+import type { CallHandlers } from '../contracts/upstream.js';
+import { TransportError, type BridgeErrorCode } from '../errors.js';
+import { RpcCode } from '../jsonrpc/codes.js';
+import { isErrorResponse, type RpcErrorBody, type RpcOutcome } from '../jsonrpc/messages.js';
+import type { Logger } from '../log.js';
+import { sleep } from './get-stream.js';
+import type { HttpSessionClient } from './http-session-client.js';
+import { readMessageStream, type StreamCursor } from './message-stream-reader.js';
+
+/** One call in flight on a Streamable HTTP session. */
+export interface PendingCall {
+  id: RequestId;
+  method: string;
+  handlers: CallHandlers;
+  /** Aborts this call's POST (and resumed GETs). */
+  ac: AbortController;
+  settled: boolean;
+  /** Resolves the call once; later calls are ignored. */
+  settle(outcome: RpcOutcome): void;
+}
+
+export interface PostExchangeHooks {
+  /** Routes a message that arrived on `call`'s stream. */
+  dispatch(msg: unknown, call: PendingCall): void;
+  /** The server answered 404: the session is gone (digest §4.3 Sessions). */
+  expire(): void;
+  logger: Logger;
+}
+
+/** How often a POST stream that closed before its response is resumed with GET + Last-Event-ID. */
+const MAX_RESUMES = 5;
+const MAX_RETRY_MS = 10_000;
+const SEND_TIMEOUT_MS = 30_000;
+
+/**
+ * The POSTs of one session (digest §4.3 POST): a call is one POST whose JSON
+ * or SSE answer carries its response, possibly after server requests and
+ * notifications; notifications and our responses are POSTs answered 202.
+ */
+export class PostExchange {
+  private readonly client: HttpSessionClient;
+  private readonly hooks: PostExchangeHooks;
+
+  constructor(client: HttpSessionClient, hooks: PostExchangeHooks) {
+    this.client = client;
+    this.hooks = hooks;
+  }
+
+  /** Runs one call to its end; every path settles it (never rejects). */
+  async run(call: PendingCall, body: JSONRPCRequest): Promise<void> {
+    const onMessage = (m: unknown) => this.hooks.dispatch(m, call);
+    const onInvalid = () => this.hooks.logger.warn('upstream.message.not_json', { method: call.method });
+    try {
+      const res = await this.client.post(body, call.ac.signal);
+      if (res.status === 404) {
+        await drain(res);
+        return this.hooks.expire();
+      }
+      if (!res.ok) return call.settle({ error: await errorFromStatus(res) });
+      const cursor: StreamCursor = {};
+      await readMessageStream(res, { onMessage, onInvalid }, cursor);
+      // 2025-11-25 polling: the server may close the connection without ending the stream (digest §4.3).
+      for (let i = 0; !call.settled && cursor.lastEventId !== undefined && i < MAX_RESUMES; i++) {
+        await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac.signal);
+        if (call.settled) return;
+        const again = await this.client.get(cursor.lastEventId, call.ac.signal);
+        if (again.status === 404) {
+          await drain(again);
+          return this.hooks.expire();
+        }
+        if (!again.ok) {
+          await drain(again);
+          break;
+        }
+        await readMessageStream(again, { onMessage, onInvalid }, cursor);
+      }
+      call.settle(internal(`upstream closed the ${call.method} stream without answering`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
+    } catch (err) {
+      // Aborted calls were settled by whoever aborted them; settle() ignores the rest.
+      call.settle(internal(`upstream connection failed during ${call.method}: ${(err as Error).message}`, 'BRIDGE_ERR_UPSTREAM_UNREACHABLE'));
+    }
+  }
+
+  /** POSTs a notification or a response; rejects unless the server accepts it (202, or any 2xx). */
+  async send(msg: JSONRPCMessage): Promise<void> {
+    const res = await this.client.post(msg, AbortSignal.timeout(SEND_TIMEOUT_MS));
+    if (res.status === 404) {
+      await drain(res);
+      this.hooks.expire();
+      throw new TransportError(404, '', 'upstream session expired');
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      throw new TransportError(res.status, text.slice(0, 500));
+    }
+    await drain(res);
+  }
+}
+
+/** A non-2xx answer: the server's own JSON-RPC error when it sent one, else the status. */
+async function errorFromStatus(res: Response): Promise<RpcErrorBody> {
+  const text = await res.text().catch(() => '');
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isErrorResponse(parsed)) return parsed.error as RpcErrorBody;
+  } catch {
+    // not JSON: fall through
+  }
+  return { code: RpcCode.InternalError, message: `upstream answered HTTP ${res.status}`, data: { status: res.status, body: text.slice(0, 500) } };
+}
+
+async function drain(res: Response): Promise<void> {
+  await res.body?.cancel().catch(() => undefined);
+}
+
+function internal(message: string, bridgeCode: BridgeErrorCode): RpcOutcome {
+  return { error: { code: RpcCode.InternalError, message, data: { bridgeCode } } };
+}

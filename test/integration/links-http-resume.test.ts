@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { JSONRPCNotification } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
+import { LegacyHttpLink } from '../../src/links/legacy-http-link.js';
+import { silentLogger } from '../../src/log.js';
+
+/** An event store that replays one stream's events after a given id (priming events carry no message). */
+class MemoryEventStore implements EventStore {
+  private readonly events: Array<{ id: string; streamId: string; message: JSONRPCMessage }> = [];
+  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const id = `${streamId}#${this.events.length}`;
+    this.events.push({ id, streamId, message });
+    return id;
+  }
+  async replayEventsAfter(lastEventId: string, { send }: { send: (id: string, m: JSONRPCMessage) => Promise<void> }): Promise<string> {
+    const at = this.events.findIndex((e) => e.id === lastEventId);
+    if (at < 0) throw new Error(`unknown event id ${lastEventId}`);
+    const { streamId } = this.events[at];
+    for (const e of this.events.slice(at + 1)) {
+      if (e.streamId === streamId && Object.keys(e.message).length > 0) await send(e.id, e.message);
+    }
+    return streamId;
+  }
+}
+
+interface Entry {
+  transport: StreamableHTTPServerTransport;
+  mcp: McpServer;
+}
+
+/**
+ * A stateful SDK v1 Streamable HTTP server that answers 404 for unknown
+ * sessions (as the spec says; server-everything answers 400) and lets the test
+ * forget sessions, drop streams and send notifications.
+ */
+async function startResumableServer(): Promise<{ url: string; sessions: Map<string, Entry>; close(): Promise<void> }> {
+  const sessions = new Map<string, Entry>();
+  const http: Server = createServer(async (req, res) => {
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const entry = sessions.get(sid);
+      if (entry) return entry.transport.handleRequest(req, res);
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+    }
+    if (req.method !== 'POST') return res.writeHead(405).end();
+    const mcp = new McpServer({ name: 'resumable', version: '1.0.0' }, { capabilities: { prompts: { listChanged: true } } });
+    mcp.registerTool('slow', { description: 'answers after 5 s' }, async () => {
+      await new Promise((r) => setTimeout(r, 5_000));
+      return { content: [{ type: 'text', text: 'slow done' }] };
+    });
+    mcp.registerTool('poll', { description: 'closes its stream, answers 200 ms later' }, async (extra) => {
+      if (!extra.closeSSEStream) return { content: [{ type: 'text', text: 'no-close' }] };
+      extra.closeSSEStream();
+      await new Promise((r) => setTimeout(r, 200));
+      return { content: [{ type: 'text', text: 'polled' }] };
+    });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      eventStore: new MemoryEventStore(),
+      retryInterval: 50,
+      onsessioninitialized: (id) => void sessions.set(id, { transport, mcp }),
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    sessions,
+    close: async () => {
+      await Promise.all([...sessions.values()].map((e) => e.mcp.close()));
+      sessions.clear();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+const INIT: UpstreamInit = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'links-http-resume-test', version: '1.0.0' } };
+
+describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () => {
+  let server: Awaited<ReturnType<typeof startResumableServer>>;
+  const links: LegacyHttpLink[] = [];
+  const gets: Headers[] = [];
+
+  beforeAll(async () => {
+    server = await startResumableServer();
+  });
+  afterEach(async () => {
+    await Promise.all(links.splice(0).map((l) => l.close()));
+    gets.length = 0;
+  });
+  afterAll(async () => server?.close());
+
+  async function open(): Promise<{ session: LegacyUpstreamSession; entry: Entry }> {
+    const fetchAndRecord: typeof fetch = (input, init) => {
+      if (init?.method === 'GET') gets.push(new Headers(init.headers));
+      return fetch(input, init);
+    };
+    const link = new LegacyHttpLink({ url: server.url, headers: {}, logger: silentLogger, fetch: fetchAndRecord });
+    links.push(link);
+    const before = new Set(server.sessions.keys());
+    const session = await link.openSession(INIT);
+    const id = [...server.sessions.keys()].find((k) => !before.has(k))!;
+    return { session, entry: server.sessions.get(id)! };
+  }
+
+  function forget(entry: Entry): void {
+    for (const [k, v] of server.sessions) if (v === entry) server.sessions.delete(k);
+  }
+
+  it('a 404 on a call expires the session: error outcome, closed, onClose("session expired")', async () => {
+    const { session, entry } = await open();
+    const reasons: string[] = [];
+    session.onClose((r) => reasons.push(r));
+    forget(entry);
+    const outcome = await session.call({ method: 'tools/list' });
+    expect(outcome).toMatchObject({ error: { code: -32603, message: expect.stringContaining('session expired') } });
+    expect(session.closed).toBe(true);
+    expect(reasons).toEqual(['session expired']);
+    await entry.mcp.close();
+  });
+
+  it('a GET re-open answered 404 expires the session and fails the call in flight', async () => {
+    const { session, entry } = await open();
+    const closed = new Promise<string>((resolve) => session.onClose(resolve));
+    const call = session.call({ method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    await new Promise((r) => setTimeout(r, 100));
+    forget(entry);
+    await entry.mcp.close(); // ends the GET stream; the re-open meets 404
+    expect(await closed).toBe('session expired');
+    expect(await call).toMatchObject({ error: { code: -32603 } });
+  });
+
+  it('re-opens a dropped GET stream with Last-Event-ID and receives what was sent meanwhile', async () => {
+    const { session, entry } = await open();
+    const seen: JSONRPCNotification[] = [];
+    let wake: () => void = () => undefined;
+    session.setUnsolicitedHandlers({
+      notification: (n) => {
+        seen.push(n);
+        wake();
+      },
+      request: async () => ({}),
+    });
+    const until = (count: number) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`only ${seen.length} notifications`)), 5_000);
+        wake = () => {
+          if (seen.length >= count) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        wake();
+      });
+    await entry.mcp.server.sendToolListChanged();
+    await until(1);
+    entry.transport.closeStandaloneSSEStream();
+    await entry.mcp.server.sendPromptListChanged(); // stored while no GET stream is open
+    await until(2);
+    expect(seen.map((n) => n.method)).toEqual(['notifications/tools/list_changed', 'notifications/prompts/list_changed']);
+    expect(gets.at(-1)!.get('last-event-id')).toMatch(/^_GET_stream#\d+$/);
+  });
+
+  it('resumes a POST stream the server closed before answering (2025-11-25 polling)', async () => {
+    const { session } = await open();
+    const outcome = await session.call({ method: 'tools/call', params: { name: 'poll', arguments: {} } });
+    expect(outcome).toMatchObject({ result: { content: [{ type: 'text', text: 'polled' }] } });
+    expect(gets.some((h) => h.get('last-event-id') !== null && !h.get('last-event-id')!.startsWith('_GET_stream'))).toBe(true);
+  });
+});
