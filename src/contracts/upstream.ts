@@ -8,6 +8,7 @@ import type {
   RequestId,
 } from '@modelcontextprotocol/server';
 import type { RpcOutcome } from '../jsonrpc/messages.js';
+import type { ParamHeaderSpec } from '../wire/param-headers.js';
 
 /**
  * The contracts between bridges and links (the upstream side). A link owns the
@@ -102,6 +103,11 @@ export interface ModernLink {
    * `handlers.onNotification`. `subscriptions/listen` resolves at its graceful end.
    */
   call(req: OutboundRequest, handlers?: CallHandlers): Promise<RpcOutcome>;
+  /**
+   * HTTP links: the valid `x-mcp-header` specs of a tool seen in a `tools/list`
+   * result that passed through `call()` (digest §2.5); undefined when unknown or none.
+   */
+  paramHeaders?(toolName: string): ParamHeaderSpec[] | undefined;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,174 @@
+import type { JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
+import type { CallHandlers, ModernLink, OutboundRequest } from '../contracts/upstream.js';
+import { LATEST_MODERN_VERSION } from '../epochs/versions.js';
+import { RpcCode } from '../jsonrpc/codes.js';
+import { metaOf, request, type RpcOutcome } from '../jsonrpc/messages.js';
+import type { Logger } from '../log.js';
+import type { ParamHeaderSpec } from '../wire/param-headers.js';
+import { modernRequestHeaders } from '../wire/modern-headers.js';
+import { postModernRequest } from './modern-http-exchange.js';
+import { ToolHeaderCache } from './tool-header-cache.js';
+
+export interface ModernHttpLinkOptions {
+  /** The server's MCP endpoint. */
+  url: string;
+  /** Extra headers on every POST (credentials, for instance); never logged. */
+  headers: Record<string, string>;
+  logger: Logger;
+  /** Deadline of a call without its own `timeoutMs`; `subscriptions/listen` has none by default. */
+  callTimeoutMs?: number;
+}
+
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
+/** Bound on `tools/list` pages read while refreshing the header cache. */
+const MAX_TOOL_PAGES = 50;
+
+type Obj = Record<string, unknown>;
+
+/**
+ * A ModernLink to a 2026-07-28 Streamable HTTP server: every call is one POST
+ * carrying the standard and `Mcp-Param-*` headers (digest §2.2, §2.5, §5.8);
+ * the reply is JSON or SSE. Stateless, so calls never wait on each other.
+ */
+export class ModernHttpLink implements ModernLink {
+  readonly kind = 'http' as const;
+  private readonly opts: ModernHttpLinkOptions;
+  private readonly log: Logger;
+  private readonly tools = new ToolHeaderCache();
+  private readonly live = new Set<AbortController>();
+  private refreshing: Promise<void> | undefined;
+  private minted = 0;
+  private closed = false;
+
+  constructor(opts: ModernHttpLinkOptions) {
+    this.opts = opts;
+    this.log = opts.logger.child({ link: 'modern-http' });
+  }
+
+  /** Resolves with the call's outcome (never rejects). `req.id` is sent verbatim when given. */
+  async call(req: OutboundRequest, handlers: CallHandlers = {}): Promise<RpcOutcome> {
+    if (this.closed) return failure('the upstream link is closed');
+    const body = request(req.id ?? this.mintId(), req.method, req.params);
+    if (req.method === 'tools/call') return this.callTool(body, handlers);
+    const outcome = await this.send(body, handlers);
+    if (req.method === 'tools/list' && 'result' in outcome) this.learn(outcome.result.tools);
+    return outcome;
+  }
+
+  /** The valid `x-mcp-header` specs of a tool seen in a `tools/list` result, if any. */
+  paramHeaders(toolName: string): ParamHeaderSpec[] | undefined {
+    return this.tools.specsFor(toolName);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const c of this.live) c.abort(new Error('the upstream link closed'));
+    this.live.clear();
+  }
+
+  /** tools/call needs the tool's header specs: learn them first when unknown, and once more on -32020 (digest §2.2 rule 7). */
+  private async callTool(body: JSONRPCRequest, handlers: CallHandlers): Promise<RpcOutcome> {
+    const params = (body.params ?? {}) as Obj;
+    const name = typeof params.name === 'string' ? params.name : undefined;
+    if (name !== undefined && !this.tools.has(name)) await this.refreshTools(params, handlers.signal);
+    const headers = () => (name === undefined ? {} : this.tools.headersFor(name, params.arguments));
+    const first = await this.send(body, handlers, headers());
+    if (!('error' in first) || first.error.code !== RpcCode.HeaderMismatch || handlers.signal?.aborted) return first;
+    this.log.info('upstream.header-mismatch.retry', { id: body.id, tool: name, message: first.error.message });
+    await this.refreshTools(params, handlers.signal, true);
+    return this.send(body, handlers, headers());
+  }
+
+  /** Reads every `tools/list` page with the call's envelope; concurrent refreshes share one run. */
+  private refreshTools(callParams: Obj, signal: AbortSignal | undefined, force = false): Promise<void> {
+    if (this.refreshing && !force) return this.refreshing;
+    const meta = { ...(metaOf({ params: callParams }) ?? {}) };
+    // A progress token belongs to the caller's request alone (digest §1.9).
+    delete meta.progressToken;
+    const run = this.readAllTools(meta, signal).finally(() => {
+      if (this.refreshing === run) this.refreshing = undefined;
+    });
+    this.refreshing = run;
+    return run;
+  }
+
+  private async readAllTools(meta: Obj, signal: AbortSignal | undefined): Promise<void> {
+    const pages: unknown[] = [];
+    let cursor: unknown;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const params: Obj = { _meta: meta };
+      if (cursor !== undefined) params.cursor = cursor;
+      const outcome = await this.send(request(this.mintId(), 'tools/list', params), { signal });
+      if ('error' in outcome) {
+        this.log.warn('upstream.tools-refresh.failed', { code: outcome.error.code, message: outcome.error.message });
+        return;
+      }
+      pages.push(outcome.result.tools);
+      cursor = outcome.result.nextCursor;
+      if (typeof cursor !== 'string' || cursor === '') break;
+    }
+    this.tools.clear();
+    for (const tools of pages) this.learn(tools);
+  }
+
+  private learn(tools: unknown): void {
+    for (const bad of this.tools.record(tools)) {
+      // A Streamable HTTP client must drop such a tool (digest §2.5); the bridge's tools/list does.
+      this.log.warn('upstream.tool.invalid-x-mcp-header', { tool: bad.name, reason: bad.reason });
+    }
+  }
+
+  private async send(body: JSONRPCRequest, handlers: CallHandlers, paramHeaders: Record<string, string> = {}): Promise<RpcOutcome> {
+    if (this.closed) return failure('the upstream link is closed');
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(new Error(`upstream call ${body.method} cancelled`));
+    if (handlers.signal?.aborted) return failure(`upstream call ${body.method} cancelled`);
+    handlers.signal?.addEventListener('abort', onAbort, { once: true });
+    // A listen lives until someone ends it, so it has no default deadline.
+    const timeoutMs = handlers.timeoutMs ?? (body.method === 'subscriptions/listen' ? undefined : (this.opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS));
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+      this.log.warn('upstream.call.timeout', { id: body.id, method: body.method, timeoutMs });
+      controller.abort(new Error(`upstream call ${body.method} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    this.live.add(controller);
+    const started = Date.now();
+    try {
+      const outcome = await postModernRequest({
+        url: this.opts.url,
+        headers: this.headersFor(body, paramHeaders),
+        body,
+        signal: controller.signal,
+        onNotification: handlers.onNotification,
+        logger: this.log,
+      });
+      this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
+      return outcome;
+    } finally {
+      if (timer) clearTimeout(timer);
+      handlers.signal?.removeEventListener('abort', onAbort);
+      this.live.delete(controller);
+    }
+  }
+
+  /** One header per name whatever the case the user wrote it in; protocol headers win. */
+  private headersFor(body: JSONRPCRequest, paramHeaders: Record<string, string>): Record<string, string> {
+    const version = metaOf(body)?.[VERSION_KEY];
+    const protocol = modernRequestHeaders(
+      { method: body.method, params: body.params as Obj | undefined },
+      typeof version === 'string' ? version : LATEST_MODERN_VERSION,
+    );
+    const out: Record<string, string> = {};
+    const layers = [this.opts.headers, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, protocol, paramHeaders];
+    for (const layer of layers) for (const [k, v] of Object.entries(layer)) out[k.toLowerCase()] = v;
+    return out;
+  }
+
+  private mintId(): RequestId {
+    return `mcp-bridge-${++this.minted}`;
+  }
+}
+
+function failure(message: string): RpcOutcome {
+  return { error: { code: RpcCode.InternalError, message } };
+}
