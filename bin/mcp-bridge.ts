@@ -7,6 +7,7 @@ import { startBridge, type RunningBridge } from '../src/daemon/start-bridge.js';
 import { probeUpstream } from '../src/epochs/probe-upstream.js';
 import { createLogger } from '../src/log.js';
 import { DEFAULT_OPTIONS as D } from '../src/daemon/options.js';
+import { BRIDGE_VERSION } from '../src/version.js';
 
 const EXIT_OK = 0;
 const EXIT_UPSTREAM = 1;
@@ -16,6 +17,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 const program = new Command('mcp-bridge')
   .description('Lets any MCP client talk to any MCP server, whatever protocol epoch each side speaks.')
+  .version(BRIDGE_VERSION)
   .usage('[options] [--upstream <url> | -- <command> [args...]]')
   .argument('[command...]', 'a stdio server to spawn, after --')
   .option('--upstream <url>', 'an HTTP(S) or WS(S) upstream server URL, e.g. http://127.0.0.1:3001/mcp')

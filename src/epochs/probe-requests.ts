@@ -1,9 +1,10 @@
 import type { Implementation, JSONRPCRequest } from '@modelcontextprotocol/server';
 import { request } from '../jsonrpc/messages.js';
 import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from './versions.js';
+import { BRIDGE_IMPLEMENTATION } from '../version.js';
 
 /** How the bridge names itself to upstream servers. */
-export const BRIDGE_CLIENT_INFO: Implementation = { name: 'mcp-bridge', version: '0.1.0' };
+export const BRIDGE_CLIENT_INFO: Implementation = BRIDGE_IMPLEMENTATION;
 
 /** `server/discover` with the full per-request envelope (digest §1.2, §2.7 step 1). */
 export function discoverProbe(id: string, version: string = LATEST_MODERN_VERSION): JSONRPCRequest {
