@@ -1,4 +1,5 @@
 import { LegacyToLegacyBridge } from '../../bridges/legacy-to-legacy/index.js';
+import { LegacyToModernBridge } from '../../bridges/legacy-to-modern/index.js';
 import { ModernToModernBridge } from '../../bridges/modern-to-modern/index.js';
 import { ModernToLegacyBridge } from '../../bridges/modern-to-legacy/index.js';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
@@ -8,7 +9,6 @@ import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
 import type { BridgeOptions } from './options.js';
-import { refusingLegacyHandler } from './unbridged.js';
 
 /** A running daemon: its faces, its upstream, and how to stop it. */
 export interface RunningBridge {
@@ -68,7 +68,13 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernH
   if (upstream.epoch === 'modern') {
     return {
       modern: new ModernToModernBridge({ ...common, link: upstream.link }),
-      legacy: refusingLegacyHandler('mcp-bridge: initialize-era clients in front of a 2026-07-28 server are not bridged yet'),
+      legacy: new LegacyToModernBridge({
+        ...common,
+        link: upstream.link,
+        facts: upstream.facts,
+        maxInputRounds: opts.maxInputRounds,
+        inputTimeoutMs: opts.inputTimeoutMs,
+      }),
     };
   }
   const dedicated = upstream.link.kind !== 'stdio';
