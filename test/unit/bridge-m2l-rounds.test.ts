@@ -1,0 +1,299 @@
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ModernToLegacyBridge } from '../../bridges/modern-to-legacy/index.js';
+import type { ModernRequestContext } from '../../src/contracts/downstream.js';
+import type { UpstreamFacts } from '../../src/contracts/upstream.js';
+import { SessionPool } from '../../src/links/session-pool.js';
+import { silentLogger } from '../../src/log.js';
+import { ScriptedLink, serverIds, type Obj, type Script, type ScriptedSession } from './bridge-m2l-scripted.js';
+
+/**
+ * MRTR mechanics against a scripted in-memory legacy session (an
+ * implementation of our own LegacyUpstreamSession contract, so every timing
+ * is under the test's control): gathering, partial answers, refusals, url
+ * elicitation, server-side cancel, TTL, timeouts, progress across legs.
+ */
+
+const facts: UpstreamFacts = {
+  epoch: 'initialize',
+  transport: 'stdio',
+  protocolVersion: '2025-11-25',
+  capabilities: { tools: {}, logging: {} },
+  serverInfo: { name: 'scripted', version: '1' },
+};
+
+const open: Array<{ bridge: ModernToLegacyBridge; pool: SessionPool }> = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) {
+    await o.bridge.close();
+    await o.pool.close();
+  }
+});
+
+function setup(scripts: Record<string, Script>, opts: { ttlMs?: number; callTimeoutMs?: number; correlates?: boolean } = {}) {
+  const link = new ScriptedLink(scripts, opts.correlates);
+  const pool = new SessionPool(link, { max: 4, idleMs: 60_000, logger: silentLogger });
+  const bridge = new ModernToLegacyBridge({ pool, facts, logger: silentLogger, callTimeoutMs: opts.callTimeoutMs ?? 5_000, requestStateTtlMs: opts.ttlMs ?? 60_000, instanceId: 'unit' });
+  open.push({ bridge, pool });
+  return { bridge, pool, link };
+}
+
+let ids = 1;
+function call(name: string, caps: Obj = {}, meta: Obj = {}, method = 'tools/call'): JSONRPCRequest {
+  return {
+    jsonrpc: '2.0',
+    id: ids++,
+    method,
+    params: {
+      name,
+      arguments: {},
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': caps, ...meta },
+    },
+  } as JSONRPCRequest;
+}
+
+function retry(req: JSONRPCRequest, first: Obj, inputResponses: Obj, meta: Obj = {}): JSONRPCRequest {
+  const params = req.params as Obj;
+  return { ...req, id: ids++, params: { ...params, _meta: { ...(params._meta as Obj), ...meta }, inputResponses, requestState: first.requestState } } as JSONRPCRequest;
+}
+
+function ctx() {
+  const ac = new AbortController();
+  const notes: JSONRPCNotification[] = [];
+  const c: ModernRequestContext = { signal: ac.signal, notify: (n) => notes.push(n), transport: 'stdio' };
+  return { ctx: c, notes, abort: () => ac.abort() };
+}
+
+function result(res: JSONRPCResponse): Obj {
+  if ('error' in res) throw new Error(JSON.stringify(res.error));
+  return res.result as Obj;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const form = { message: 'name?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } };
+const allCaps = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+
+describe('MRTR rounds (modern-to-legacy)', () => {
+  it('server requests arriving together share one round; answers reach the server and the same call completes', async () => {
+    const { bridge, link } = setup({
+      'tools/call': async (u) => {
+        const [a, b] = await Promise.all([u.ask('elicitation/create', form), (await sleep(3), u.ask('roots/list'))]);
+        return { result: { content: [{ type: 'text', text: JSON.stringify({ a, b }) }] } };
+      },
+    });
+    const req = call('t', allCaps);
+    const first = result(await bridge.handle(req, ctx().ctx));
+    expect(first.resultType).toBe('input_required');
+    expect(first.inputRequests).toEqual({ 'elicit-1': { method: 'elicitation/create', params: form }, 'roots-2': { method: 'roots/list' } });
+    const done = result(await bridge.handle(retry(req, first, { 'elicit-1': { action: 'accept', content: { n: 'x' } }, 'roots-2': { roots: [] }, extra: { ignored: true } }), ctx().ctx));
+    expect(done.resultType).toBe('complete');
+    expect(JSON.parse((done.content as Array<{ text: string }>)[0].text)).toEqual({ a: { action: 'accept', content: { n: 'x' } }, b: { roots: [] } });
+    expect(link.sessions[0].calls.filter((c) => c.req.method === 'tools/call')).toHaveLength(1);
+  });
+
+  it('a retry missing a key gets input_required again for that key only', async () => {
+    const { bridge } = setup({
+      'tools/call': async (u) => {
+        const answers = await Promise.all([u.ask('elicitation/create', form), u.ask('sampling/createMessage', { messages: [], maxTokens: 1 })]);
+        return { result: { answers } };
+      },
+    });
+    const req = call('t', allCaps);
+    const first = result(await bridge.handle(req, ctx().ctx));
+    expect(Object.keys(first.inputRequests as Obj)).toEqual(['elicit-1', 'sample-2']);
+    const second = result(await bridge.handle(retry(req, first, { 'elicit-1': { action: 'decline' } }), ctx().ctx));
+    expect(second.resultType).toBe('input_required');
+    expect(Object.keys(second.inputRequests as Obj)).toEqual(['sample-2']);
+    expect(second.requestState).not.toBe(first.requestState);
+    const done = result(await bridge.handle(retry(req, second, { 'sample-2': { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' } }), ctx().ctx));
+    expect(done.answers).toEqual([{ action: 'decline' }, { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }]);
+  });
+
+  it('an input request whose capability this request did not declare is answered upstream, never embedded', async () => {
+    const { bridge } = setup({
+      'tools/call': async (u) => ({ result: { elicit: await u.ask('elicitation/create', form), sample: await u.ask('sampling/createMessage', { messages: [], maxTokens: 1 }), task: await u.ask('tasks/get', { taskId: 'x' }) } }),
+    });
+    const done = result(await bridge.handle(call('t', { roots: {} }), ctx().ctx));
+    expect(done.resultType).toBe('complete');
+    expect(done.elicit).toEqual({ action: 'decline' });
+    expect((done.sample as { error: { code: number; message: string } }).error).toMatchObject({ code: -32601, message: expect.stringMatching(/did not declare/) });
+    expect((done.task as { error: { code: number } }).error.code).toBe(-32601);
+  });
+
+  it('a url elicitation loses its elicitationId when embedded', async () => {
+    const { bridge } = setup({ 'tools/call': async (u) => ({ result: { r: await u.ask('elicitation/create', { mode: 'url', message: 'open', url: 'https://x.test/a', elicitationId: 'el-9' }) } }) });
+    const req = call('t', { elicitation: { url: {} } });
+    const first = result(await bridge.handle(req, ctx().ctx));
+    expect(first.inputRequests).toEqual({ 'elicit-1': { method: 'elicitation/create', params: { mode: 'url', message: 'open', url: 'https://x.test/a' } } });
+    expect(result(await bridge.handle(retry(req, first, { 'elicit-1': { action: 'accept' } }), ctx().ctx)).r).toEqual({ action: 'accept' });
+  });
+
+  it('a server that cancels its own request drops that key from the next round', async () => {
+    const { bridge } = setup({
+      'tools/call': async (u) => {
+        const first = u.ask('elicitation/create', form);
+        void u.ask('roots/list');
+        await sleep(40); // the first round has gone out by now
+        u.notify('notifications/cancelled', { requestId: serverIds.next - 1 });
+        const answer = await first;
+        await sleep(40); // long enough for a round to go out if roots-2 were still pending
+        return { result: { first: answer } };
+      },
+    });
+    const req = call('t', allCaps);
+    const r1 = result(await bridge.handle(req, ctx().ctx));
+    expect(Object.keys(r1.inputRequests as Obj)).toEqual(['elicit-1', 'roots-2']);
+    await sleep(60);
+    const done = result(await bridge.handle(retry(req, r1, { 'elicit-1': { action: 'cancel' } }), ctx().ctx));
+    expect(done).toMatchObject({ resultType: 'complete', first: { action: 'cancel' } });
+  });
+
+  it('a parked call past its TTL is cancelled upstream (its signal aborts) and the lease is released', async () => {
+    const { bridge, pool, link } = setup({ 'tools/call': async (u) => ({ result: { r: await u.ask('elicitation/create', form) } }) }, { ttlMs: 50 });
+    const first = result(await bridge.handle(call('t', allCaps), ctx().ctx));
+    expect(first.resultType).toBe('input_required');
+    expect(pool.stats().leased).toBe(1);
+    await sleep(150);
+    expect(link.sessions[0].calls[0]).toMatchObject({ cancelled: true });
+    expect(pool.stats().leased).toBe(0);
+    expect(bridge.stats().parked).toBe(0);
+  });
+
+  it('a final result that arrives while parked is what the retry returns', async () => {
+    const { bridge } = setup({
+      'tools/call': async (u) => {
+        void u.ask('elicitation/create', form);
+        await sleep(30);
+        return { result: { early: true } };
+      },
+    });
+    const req = call('t', allCaps);
+    const first = result(await bridge.handle(req, ctx().ctx));
+    await sleep(60);
+    expect(result(await bridge.handle(retry(req, first, {}), ctx().ctx))).toMatchObject({ resultType: 'complete', early: true });
+  });
+
+  it('a leg that waits longer than callTimeoutMs is answered -32603 and cancelled upstream', async () => {
+    const { bridge, link } = setup({ 'tools/call': () => new Promise(() => undefined) }, { callTimeoutMs: 50 });
+    const res = await bridge.handle(call('t'), ctx().ctx);
+    expect('error' in res && res.error).toMatchObject({ code: -32603, message: 'upstream tools/call timed out after 50 ms' });
+    expect(link.sessions[0].calls[0].cancelled).toBe(true);
+  });
+
+  it('progress of one upstream call continues on the retry’s stream under the retry’s token', async () => {
+    const { bridge } = setup({
+      'tools/call': async (u) => {
+        u.notify('notifications/progress', { progressToken: 'orig', progress: 1 });
+        const r = await u.ask('elicitation/create', form);
+        u.notify('notifications/progress', { progressToken: 'orig', progress: 2 });
+        return { result: { r } };
+      },
+    });
+    const req = call('t', allCaps, { progressToken: 'leg-1' });
+    const leg1 = ctx();
+    const first = result(await bridge.handle(req, leg1.ctx));
+    const leg2 = ctx();
+    await bridge.handle(retry(req, first, { 'elicit-1': { action: 'decline' } }, { progressToken: 'leg-2' }), leg2.ctx);
+    expect(leg1.notes.map((n) => n.params)).toEqual([{ progressToken: 'leg-1', progress: 1 }]);
+    expect(leg2.notes.map((n) => n.params)).toEqual([{ progressToken: 'leg-2', progress: 2 }]);
+  });
+
+  it('an unsolicited server request is adopted by the one live call on that session', async () => {
+    let session: ScriptedSession | undefined;
+    const { bridge, link } = setup({
+      'tools/call': async () => {
+        session = link.sessions[0];
+        // Arrives on the session's unsolicited channel (a GET stream), not on the call.
+        const answer = await session.unsolicited!.request({ jsonrpc: '2.0', id: 99, method: 'roots/list' } as JSONRPCRequest);
+        return { result: { answer } };
+      },
+    }, { correlates: true });
+    const req = call('t', { roots: {} });
+    const first = result(await bridge.handle(req, ctx().ctx));
+    expect(first.inputRequests).toEqual({ 'roots-1': { method: 'roots/list' } });
+    expect(result(await bridge.handle(retry(req, first, { 'roots-1': { roots: [{ uri: 'file:///a' }] } }), ctx().ctx)).answer).toEqual({ roots: [{ uri: 'file:///a' }] });
+  });
+
+  it('an unsolicited server request with no live call is refused', async () => {
+    const { bridge, link } = setup({});
+    await bridge.handle(call('x', {}, {}, 'tools/list'), ctx().ctx);
+    await expect(link.sessions[0].unsolicited!.request({ jsonrpc: '2.0', id: 5, method: 'roots/list' } as JSONRPCRequest)).rejects.toMatchObject({ code: -32601 });
+  });
+
+  it('resources/read: -32002 becomes -32602 with data.uri', async () => {
+    const { bridge } = setup({ 'resources/read': async () => ({ error: { code: -32002, message: 'Resource not found' } }) });
+    const req = { ...call('', {}, {}, 'resources/read'), params: { uri: 'x://missing', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } } as JSONRPCRequest;
+    const res = await bridge.handle(req, ctx().ctx);
+    expect('error' in res && res.error).toEqual({ code: -32602, message: 'Resource not found', data: { uri: 'x://missing' } });
+  });
+
+  it('logging/setLevel is raised to the most verbose level in use, never lowered', async () => {
+    const { bridge, link } = setup({});
+    for (const level of ['error', 'debug', 'info']) await bridge.handle(call('', {}, { 'io.modelcontextprotocol/logLevel': level }, 'tools/list'), ctx().ctx);
+    const setLevels = link.sessions.flatMap((s) => s.calls).filter((c) => c.req.method === 'logging/setLevel');
+    expect(setLevels.map((c) => c.req.params)).toEqual([{ level: 'error' }, { level: 'debug' }]);
+  });
+
+  it('a message on a call’s own stream reaches it only at or above its level', async () => {
+    const { bridge } = setup(
+      {
+        'tools/list': async (u) => {
+          u.notify('notifications/message', { level: 'debug', data: 'd' });
+          u.notify('notifications/message', { level: 'warning', data: 'w' });
+          return { result: { tools: [] } };
+        },
+      },
+      { correlates: true },
+    );
+    const c = ctx();
+    await bridge.handle(call('', {}, { 'io.modelcontextprotocol/logLevel': 'info' }, 'tools/list'), c.ctx);
+    const none = ctx();
+    await bridge.handle(call('', {}, {}, 'tools/list'), none.ctx);
+    expect(c.notes.map((n) => (n.params as Obj).data)).toEqual(['w']);
+    expect(none.notes).toEqual([]);
+  });
+  it('a 2025-11-25 -32042 becomes a url round; the accepted retry re-issues the request upstream', async () => {
+    let calls = 0;
+    const { bridge, link } = setup({
+      'tools/call': async () => {
+        calls++;
+        if (calls === 1) {
+          const elicitations = [{ mode: 'url', url: 'https://auth.test/x', message: 'sign in', elicitationId: 'e-1' }];
+          return { error: { code: -32042, message: 'URL elicitation required', data: { elicitations } } };
+        }
+        return { result: { content: [{ type: 'text', text: 'authorized' }] } };
+      },
+    });
+    const req = call('t', { elicitation: { url: {} } });
+    const first = result(await bridge.handle(req, ctx().ctx));
+    expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { 'url-1': { method: 'elicitation/create', params: { mode: 'url', url: 'https://auth.test/x', message: 'sign in' } } } });
+    expect(JSON.stringify(first.inputRequests)).not.toContain('e-1');
+    const again = result(await bridge.handle(retry(req, first, {}), ctx().ctx));
+    expect(again.resultType).toBe('input_required');
+    const done = result(await bridge.handle(retry(req, again, { 'url-1': { action: 'accept' } }), ctx().ctx));
+    expect(done).toMatchObject({ resultType: 'complete', content: [{ text: 'authorized' }] });
+    expect(link.sessions.flatMap((s) => s.calls).filter((c) => c.req.method === 'tools/call')).toHaveLength(2);
+  });
+
+  it('a -32042 for a request without elicitation.url is -32021; a declined url round is an error, not a loop', async () => {
+    const elicitations = [{ mode: 'url', url: 'https://auth.test/x', message: 'sign in', elicitationId: 'e-1' }];
+    const { bridge } = setup({ 'tools/call': async () => ({ error: { code: -32042, message: 'URL elicitation required', data: { elicitations } } }) });
+    const res = await bridge.handle(call('t', { elicitation: {} }), ctx().ctx);
+    expect('error' in res && res.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: { url: {} } } } });
+    const req = call('t', { elicitation: { url: {} } });
+    const first = result(await bridge.handle(req, ctx().ctx));
+    const declined = await bridge.handle(retry(req, first, { 'url-1': { action: 'decline' } }), ctx().ctx);
+    expect('error' in declined && declined.error).toMatchObject({ code: -32603, data: { declined: ['url-1'] } });
+  });
+  it('bridge close answers a running leg with an error saying why and cancels the call upstream', async () => {
+    const { bridge, link } = setup({ 'tools/call': () => new Promise(() => undefined) });
+    const pending = bridge.handle(call('t'), ctx().ctx);
+    await sleep(20);
+    await bridge.close();
+    const res = await pending;
+    expect('error' in res && res.error).toMatchObject({ code: -32603, message: 'upstream tools/call abandoned: mcp-bridge is shutting down' });
+    expect(link.sessions[0].calls[0].cancelled).toBe(true);
+    const after = await bridge.handle(call('t'), ctx().ctx);
+    expect('error' in after && after.error.message).toMatch(/shutting down/);
+  });
+});
