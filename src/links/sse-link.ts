@@ -1,12 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { EventSource } from 'eventsource';
-import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
-import { DEFAULT_OPTIONS } from '../daemon/options.js';
 import { BridgeError, TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { safeUrl, type HttpLinkOptions } from './legacy-http-link.js';
 import type { MessagePipe } from './message-pipe.js';
-import { openPipeSession } from './pipe-session.js';
+import { PipeInbox } from './pipe-inbox.js';
+import { PipeLink } from './pipe-link.js';
 
 /** How long the server has to send its `endpoint` event after the GET. */
 const ENDPOINT_WAIT_MS = 10_000;
@@ -17,50 +16,23 @@ const POST_TIMEOUT_MS = 30_000;
  * stream per session, whose `endpoint` event names the POST URL for every
  * client message; every server message arrives as a `message` event.
  */
-export class SseLink implements LegacyLink {
+export class SseLink extends PipeLink {
   readonly kind = 'http+sse' as const;
-  private readonly opts: HttpLinkOptions;
-  private readonly log: Logger;
-  private readonly sessions = new Set<LegacyUpstreamSession>();
-  private closing = false;
 
   /** `opts.url` is the SSE URL (`…/sse`). */
-  constructor(opts: HttpLinkOptions) {
-    this.opts = opts;
-    this.log = opts.logger.child({ link: this.kind, upstream: safeUrl(opts.url) });
+  constructor(private readonly opts: HttpLinkOptions) {
+    super(opts.logger.child({ link: 'http+sse', upstream: safeUrl(opts.url) }), opts.callTimeoutMs);
   }
 
-  async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
-    if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', 'the http+sse link is closed');
-    const pipe = await SsePipe.connect(this.opts, this.log);
-    const session = await openPipeSession(pipe, init, {
-      logger: this.log,
-      callTimeoutMs: this.opts.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,
-      kind: 'http+sse',
-    });
-    if (this.closing) {
-      await session.close();
-      throw new BridgeError('BRIDGE_ERR_CLOSED', 'the http+sse link closed while the session opened');
-    }
-    this.sessions.add(session);
-    session.onClose(() => this.sessions.delete(session));
-    return session;
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    await Promise.all([...this.sessions].map((s) => s.close()));
-    this.sessions.clear();
+  protected connect(): Promise<MessagePipe> {
+    return SsePipe.connect(this.opts, this.log);
   }
 }
 
 /** One http+sse connection as a MessagePipe: the stream in, POSTs to the endpoint out. */
 class SsePipe implements MessagePipe {
-  private listener: ((msg: unknown) => void) | undefined;
-  private readonly early: unknown[] = [];
-  private readonly closeListeners: Array<(reason: string) => void> = [];
+  private readonly inbox: PipeInbox;
   private readonly ac = new AbortController();
-  private closeReason: string | undefined;
 
   private constructor(
     private readonly es: EventSource,
@@ -68,7 +40,8 @@ class SsePipe implements MessagePipe {
     private readonly opts: HttpLinkOptions,
     private readonly log: Logger,
   ) {
-    es.addEventListener('message', (e) => this.receive(e.data));
+    this.inbox = new PipeInbox(log, 'sse');
+    es.addEventListener('message', (e) => this.inbox.receive(e.data));
     es.addEventListener('error', (e) => {
       // eventsource would reconnect, but a new GET is a new server session: this one is over.
       const status = e.code ? ` (HTTP ${e.code})` : '';
@@ -118,7 +91,7 @@ class SsePipe implements MessagePipe {
 
   /** One POST per message; the server answers 202 and replies on the stream. */
   async send(msg: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
-    if (this.closeReason !== undefined) throw new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `http+sse pipe closed: ${this.closeReason}`);
+    if (this.inbox.closeReason !== undefined) throw new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `http+sse pipe closed: ${this.inbox.closeReason}`);
     const doFetch = this.opts.fetch ?? globalThis.fetch;
     const headers = new Headers(this.opts.headers);
     headers.set('content-type', 'application/json');
@@ -135,38 +108,20 @@ class SsePipe implements MessagePipe {
   }
 
   onMessage(listener: (msg: unknown) => void): void {
-    this.listener = listener;
-    for (const m of this.early.splice(0)) listener(m);
+    this.inbox.onMessage(listener);
   }
 
   onClose(listener: (reason: string) => void): void {
-    const reason = this.closeReason;
-    if (reason !== undefined) queueMicrotask(() => listener(reason));
-    else this.closeListeners.push(listener);
+    this.inbox.onClose(listener);
   }
 
   async close(): Promise<void> {
     this.finish('closed');
   }
 
-  private receive(data: string): void {
-    let msg: unknown;
-    try {
-      msg = JSON.parse(data);
-    } catch {
-      this.log.warn('upstream.sse.not_json', { length: data.length });
-      return;
-    }
-    if (this.listener) this.listener(msg);
-    else this.early.push(msg);
-  }
-
   private finish(reason: string): void {
-    if (this.closeReason !== undefined) return;
-    this.closeReason = reason;
+    if (!this.inbox.finish(reason)) return;
     this.es.close();
     this.ac.abort();
-    this.log.debug('upstream.sse.closed', { reason });
-    for (const l of this.closeListeners.splice(0)) l(reason);
   }
 }

@@ -1,12 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import WebSocket from 'ws';
-import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
-import { DEFAULT_OPTIONS } from '../daemon/options.js';
 import { BridgeError, TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { safeUrl, type HttpLinkOptions } from './legacy-http-link.js';
 import type { MessagePipe } from './message-pipe.js';
-import { openPipeSession } from './pipe-session.js';
+import { PipeInbox } from './pipe-inbox.js';
+import { PipeLink } from './pipe-link.js';
 
 /** The subprotocol SDK v1's WebSocketClientTransport asks for. */
 const SUBPROTOCOL = 'mcp';
@@ -18,57 +17,31 @@ const CLOSE_GRACE_MS = 2_000;
  * session, one JSON-RPC message per text frame, nothing linking a server
  * request to the call that caused it (so sessions do not correlate).
  */
-export class WsLink implements LegacyLink {
+export class WsLink extends PipeLink {
   readonly kind = 'ws' as const;
-  private readonly opts: HttpLinkOptions;
-  private readonly log: Logger;
-  private readonly sessions = new Set<LegacyUpstreamSession>();
-  private closing = false;
 
   /** `opts.url` is a `ws://` or `wss://` URL; `opts.fetch` is not used. */
-  constructor(opts: HttpLinkOptions) {
-    this.opts = opts;
-    this.log = opts.logger.child({ link: this.kind, upstream: safeUrl(opts.url) });
+  constructor(private readonly opts: HttpLinkOptions) {
+    super(opts.logger.child({ link: 'ws', upstream: safeUrl(opts.url) }), opts.callTimeoutMs);
   }
 
-  async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
-    if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', 'the WebSocket link is closed');
-    const pipe = await WsPipe.connect(this.opts, this.log);
-    const session = await openPipeSession(pipe, init, {
-      logger: this.log,
-      callTimeoutMs: this.opts.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,
-      kind: 'ws',
-    });
-    if (this.closing) {
-      await session.close();
-      throw new BridgeError('BRIDGE_ERR_CLOSED', 'the WebSocket link closed while the session opened');
-    }
-    this.sessions.add(session);
-    session.onClose(() => this.sessions.delete(session));
-    return session;
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    await Promise.all([...this.sessions].map((s) => s.close()));
-    this.sessions.clear();
+  protected connect(): Promise<MessagePipe> {
+    return WsPipe.connect(this.opts, this.log);
   }
 }
 
 /** One WebSocket connection as a MessagePipe. */
 class WsPipe implements MessagePipe {
-  private listener: ((msg: unknown) => void) | undefined;
-  private readonly early: unknown[] = [];
-  private readonly closeListeners: Array<(reason: string) => void> = [];
-  private closeReason: string | undefined;
+  private readonly inbox: PipeInbox;
 
   private constructor(
     private readonly ws: WebSocket,
-    private readonly log: Logger,
+    log: Logger,
   ) {
-    ws.on('message', (data, isBinary) => this.receive(isBinary ? undefined : String(data)));
+    this.inbox = new PipeInbox(log, 'ws');
+    ws.on('message', (data, isBinary) => this.inbox.receive(isBinary ? undefined : String(data)));
     ws.on('error', (err) => log.debug('upstream.ws.error', { error: err }));
-    ws.on('close', (code, reason) => this.finish(`websocket closed (code ${code}${reason.length ? `: ${String(reason)}` : ''})`));
+    ws.on('close', (code, reason) => this.inbox.finish(`websocket closed (code ${code}${reason.length ? `: ${String(reason)}` : ''})`));
   }
 
   /** Opens the connection with subprotocol `mcp`; rejects with the HTTP status when the upgrade is refused. */
@@ -96,21 +69,18 @@ class WsPipe implements MessagePipe {
   }
 
   send(msg: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
-    if (this.closeReason !== undefined || this.ws.readyState !== WebSocket.OPEN) {
-      return Promise.reject(new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `WebSocket closed: ${this.closeReason ?? 'not open'}`));
+    if (this.inbox.closeReason !== undefined || this.ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `WebSocket closed: ${this.inbox.closeReason ?? 'not open'}`));
     }
     return new Promise((resolve, reject) => this.ws.send(JSON.stringify(msg), (err) => (err ? reject(err) : resolve())));
   }
 
   onMessage(listener: (msg: unknown) => void): void {
-    this.listener = listener;
-    for (const m of this.early.splice(0)) listener(m);
+    this.inbox.onMessage(listener);
   }
 
   onClose(listener: (reason: string) => void): void {
-    const reason = this.closeReason;
-    if (reason !== undefined) queueMicrotask(() => listener(reason));
-    else this.closeListeners.push(listener);
+    this.inbox.onClose(listener);
   }
 
   /** A normal close (1000); terminates the socket if the server does not answer the close frame. */
@@ -124,25 +94,5 @@ class WsPipe implements MessagePipe {
       });
       this.ws.close(1000);
     });
-  }
-
-  private receive(text: string | undefined): void {
-    let msg: unknown;
-    try {
-      if (text === undefined) throw new Error('binary frame');
-      msg = JSON.parse(text);
-    } catch {
-      this.log.warn('upstream.ws.not_json', { length: text?.length });
-      return;
-    }
-    if (this.listener) this.listener(msg);
-    else this.early.push(msg);
-  }
-
-  private finish(reason: string): void {
-    if (this.closeReason !== undefined) return;
-    this.closeReason = reason;
-    this.log.debug('upstream.ws.closed', { reason });
-    for (const l of this.closeListeners.splice(0)) l(reason);
   }
 }
