@@ -57,13 +57,15 @@ export class PooledSession implements LegacySessionHandler {
     } catch (err) {
       return errorResponse(req.id, toRpcErrorBody(err));
     }
+    const session = lease.session;
     try {
-      await this.upstream.ensureLevel(lease.session, this.record.key);
-      return await relayCall(lease.session, req, ctx, {
+      await this.upstream.ensureLevel(session, this.record.key);
+      return await relayCall(session, req, ctx, {
         signal,
         timeoutMs: this.#timeoutMs,
         serverRequests: this.upstream.tiesServerRequests(req.method),
         level: () => this.record.level,
+        answered: (method) => this.upstream.roots.answered(session, this.record, method),
       });
     } finally {
       lease.release();

@@ -8,6 +8,7 @@ import { SessionPool, type SessionLease } from '../../src/links/session-pool.js'
 import type { Logger } from '../../src/log.js';
 import { upstreamLevelFor, type McpLogLevel } from './log-levels.js';
 import { fanoutTargets } from './notification-fanout.js';
+import { RootsAffinity } from './roots-affinity.js';
 import { SessionRegistry, type DownstreamRecord } from './session-registry.js';
 import { SubscriptionTable } from './subscription-table.js';
 
@@ -30,6 +31,8 @@ export interface PooledUpstreamOptions {
 export class PooledUpstream {
   readonly registry: SessionRegistry;
   readonly subscriptions = new SubscriptionTable();
+  /** Whose roots each shared upstream session last heard (a server caches them per session). */
+  readonly roots: RootsAffinity;
   readonly #pool: SessionPool;
   readonly #logger: Logger;
   readonly #timeoutMs: number;
@@ -51,6 +54,7 @@ export class PooledUpstream {
     this.#logger = opts.logger;
     this.#timeoutMs = opts.callTimeoutMs;
     this.registry = new SessionRegistry(this.subscriptions);
+    this.roots = new RootsAffinity(opts.logger);
     this.#removeListener = this.#pool.addListener({
       notification: (session, n) => this.#fanout(session, n),
       request: (session, req) => this.#unsolicitedRequest(session, req),
@@ -70,9 +74,19 @@ export class PooledUpstream {
    * A lease for one request: exclusive for calls that may trigger server requests
    * when the upstream cannot tie them to their call (digest §5.3 case A item 8).
    */
-  lease(record: DownstreamRecord, method: string, signal: AbortSignal): Promise<SessionLease> {
+  async lease(record: DownstreamRecord, method: string, signal: AbortSignal): Promise<SessionLease> {
     const exclusive = INPUT_METHODS.has(method) && !this.#correlates;
-    return this.#pool.acquire(record.init, { exclusive, signal });
+    const lease = await this.#pool.acquire(record.init, { exclusive, signal });
+    if (!exclusive) return lease;
+    // Held alone: the server's requests before the call is sent are this client's too, and it must see this client's roots.
+    const endHold = await this.roots.hold(lease.session, record);
+    return {
+      session: lease.session,
+      release: () => {
+        endHold();
+        lease.release();
+      },
+    };
   }
 
   /**
@@ -230,9 +244,14 @@ export class PooledUpstream {
    * its next listener (another bridge may own the session).
    */
   async #unsolicitedRequest(session: LegacyUpstreamSession, req: JSONRPCRequest): Promise<Record<string, unknown>> {
-    const candidates = this.registry.onKey(SessionPool.keyOf(session.init));
+    const holder = this.roots.holder(session);
+    const candidates = holder ? [holder] : this.registry.onKey(SessionPool.keyOf(session.init));
     if (candidates.length === 0) throw new RpcError(RpcCode.MethodNotFound, `no legacy client on this session for ${req.method}`);
-    if (candidates.length === 1) return candidates[0].channel.request(req.method, req.params as Record<string, unknown> | undefined);
+    if (candidates.length === 1) {
+      const result = await candidates[0].channel.request(req.method, req.params as Record<string, unknown> | undefined);
+      this.roots.answered(session, candidates[0], req.method);
+      return result;
+    }
     this.#logger.debug('l2l.unsolicited_request_refused', { method: req.method, candidates: candidates.length });
     throw new RpcError(RpcCode.InternalError, 'no client request is in flight to attach this request to');
   }

@@ -13,6 +13,8 @@ export interface RelayOptions {
   serverRequests: boolean;
   /** The downstream session's log level, read when a `notifications/message` arrives. */
   level?: () => McpLogLevel | undefined;
+  /** Told the method of each call-tied server request the client answered. */
+  answered?: (method: string) => void;
 }
 
 /**
@@ -26,7 +28,11 @@ export async function relayCall(session: LegacyUpstreamSession, req: JSONRPCRequ
   const params = req.params as Record<string, unknown> | undefined;
   try {
     const onServerRequest = opts.serverRequests
-      ? (r: JSONRPCRequest) => ctx.request(r.method, r.params as Record<string, unknown> | undefined, { signal: opts.signal })
+      ? async (r: JSONRPCRequest) => {
+          const result = await ctx.request(r.method, r.params as Record<string, unknown> | undefined, { signal: opts.signal });
+          opts.answered?.(r.method);
+          return result;
+        }
       : undefined;
     const outcome = await session.call(params === undefined ? { method: req.method } : { method: req.method, params }, {
       onServerRequest,

@@ -224,6 +224,21 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
     await waitFor(() => client.messages().some((m) => m.includes('1 root(s) received')));
   });
 
+  it('a client taking a shared child that heard another client’s roots gets get-roots-list with its own roots', async () => {
+    const rootsAnswer = (uri: string): Answer => async (method) => (method === 'roots/list' ? { roots: [{ uri, name: uri }] } : {});
+    const a = new RecordingClient('a', { roots: { listChanged: true } }, rootsAnswer('file:///a'));
+    await a.open(bridge);
+    await waitFor(() => a.requests.length > 0);
+    expect(textOf(await a.call('tools/call', { name: 'get-roots-list', arguments: {} }))).toContain('URI: file:///a');
+    const b = new RecordingClient('b', { roots: { listChanged: true } }, rootsAnswer('file:///b'));
+    await b.open(bridge);
+    expect(link.pids()).toHaveLength(1); // pool max 1: b shares a's child, which cached a's roots
+    const text = textOf(await b.call('tools/call', { name: 'get-roots-list', arguments: {} }));
+    expect(text).toContain('URI: file:///b');
+    expect(text).not.toContain('file:///a');
+    expect(b.requests.map((q) => q.method)).toEqual(['roots/list']);
+  });
+
   it('refuses an unsolicited request when several sessions share the key', async () => {
     const answer: Answer = async () => ({ roots: [] });
     const a = new RecordingClient('a', { roots: {} }, answer);
