@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+// The client under test in the suite's client scenarios is the bridge: this
+// driver starts it in front of the scenario's server and drives it with an
+// official SDK client, so every check the scenario makes is about what the
+// bridge sent upstream.
+//   node client-driver.mjs legacy|modern <scenario server url>
+// `legacy` is SDK v1 (initialize over Streamable HTTP), `modern` is SDK v2
+// pinned to 2026-07-28. The suite sets MCP_CONFORMANCE_SCENARIO and, for some
+// scenarios, MCP_CONFORMANCE_CONTEXT (the exact tool calls to make).
+import { startBridge, stop } from './processes.mjs';
+
+const [mode, rawUrl] = process.argv.slice(2);
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {};
+// The suite's mock servers are bound to 127.0.0.1 by the loopback preload; name it so.
+const upstreamUrl = rawUrl?.replace('//localhost:', '//127.0.0.1:');
+
+const log = (...args) => process.stderr.write(`[driver ${mode}] ${args.join(' ')}\n`);
+
+
+/** An answer for an elicitation form: the schema's defaults, else a plausible value per type. */
+function fillForm(schema) {
+  const content = {};
+  for (const [name, prop] of Object.entries(schema?.properties ?? {})) {
+    if (prop.default !== undefined) content[name] = prop.default;
+    else if (prop.type === 'boolean') content[name] = true;
+    else if (prop.type === 'number' || prop.type === 'integer') content[name] = 1;
+    else if (prop.type === 'array') content[name] = [prop.items?.enum?.[0] ?? prop.items?.anyOf?.[0]?.const ?? 'x'];
+    else content[name] = prop.enum?.[0] ?? prop.oneOf?.[0]?.const ?? 'driver';
+  }
+  return content;
+}
+
+const HANDLERS = {
+  'elicitation/create': (params) => ({ action: 'accept', content: fillForm(params?.requestedSchema) }),
+  'sampling/createMessage': () => ({ role: 'assistant', content: { type: 'text', text: 'driver sample' }, model: 'driver-model', stopReason: 'endTurn' }),
+  'roots/list': () => ({ roots: [{ uri: 'file:///driver/root', name: 'driver' }] }),
+};
+
+/** Arguments for a tool from its input schema: a=2, b=3 for the suite's add_numbers, simple values otherwise. */
+function argsFor(schema) {
+  const args = {};
+  const numbers = { a: 2, b: 3 };
+  for (const [name, prop] of Object.entries(schema?.properties ?? {})) {
+    if (prop.type === 'number' || prop.type === 'integer') args[name] = numbers[name] ?? 1;
+    else if (prop.type === 'boolean') args[name] = true;
+    else if (prop.type === 'string') args[name] = prop.enum?.[0] ?? 'test';
+  }
+  return args;
+}
+
+async function legacyClient(url) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const types = await import('@modelcontextprotocol/sdk/types.js');
+  const client = new Client({ name: 'conformance-driver-v1', version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } } });
+  client.setRequestHandler(types.ElicitRequestSchema, (req) => HANDLERS['elicitation/create'](req.params));
+  client.setRequestHandler(types.CreateMessageRequestSchema, (req) => HANDLERS['sampling/createMessage'](req.params));
+  client.setRequestHandler(types.ListRootsRequestSchema, (req) => HANDLERS['roots/list'](req.params));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+async function modernClient(url) {
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  const client = new Client(
+    { name: 'conformance-driver-v2', version: '1.0.0' },
+    { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  for (const [method, handler] of Object.entries(HANDLERS)) client.setRequestHandler(method, (req) => handler(req.params));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+/** Runs one step; a failed step is logged and the drive goes on (the scenario's checks judge it). */
+async function step(label, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    log(`${label} failed: ${err.message}`);
+    return undefined;
+  }
+}
+
+/** The scenario's explicit tool calls (MCP_CONFORMANCE_CONTEXT). */
+async function explicitCalls(client) {
+  await step('tools/list', () => client.listTools());
+  for (const call of context.toolCalls) await step(`tools/call ${call.name}`, () => client.callTool({ name: call.name, arguments: call.arguments ?? {} }));
+}
+
+/** Scenarios with a contract of their own; every other one gets `exerciseAll`. */
+const DRIVES = {
+  // The mock serves only tools/list; the check is that nothing dereferences the schema's $ref.
+  'json-schema-ref-no-deref': (client) => step('tools/list', () => client.listTools()),
+  // Echo the inputSchema as listed: the scenario diffs it against what it served.
+  'json-schema-2020-12-preservation': async (client) => {
+    const tools = (await step('tools/list', () => client.listTools()))?.tools ?? [];
+    const focal = tools.find((t) => t.name === 'json_schema_2020_12_tool');
+    if (focal) await step('tools/call json_schema_echo', () => client.callTool({ name: 'json_schema_echo', arguments: { schema: focal.inputSchema } }));
+    else log('json_schema_2020_12_tool is not listed');
+  },
+};
+
+/** Every tool, resource and prompt the server lists, each called once. */
+async function exerciseAll(client) {
+  const tools = (await step('tools/list', () => client.listTools()))?.tools ?? [];
+  for (const tool of tools) await step(`tools/call ${tool.name}`, () => client.callTool({ name: tool.name, arguments: argsFor(tool.inputSchema) }));
+  const caps = client.getServerCapabilities() ?? {};
+  if (caps.resources) {
+    const resources = (await step('resources/list', () => client.listResources()))?.resources ?? [];
+    for (const r of resources) await step(`resources/read ${r.uri}`, () => client.readResource({ uri: r.uri }));
+  }
+  if (caps.prompts) {
+    const prompts = (await step('prompts/list', () => client.listPrompts()))?.prompts ?? [];
+    for (const p of prompts) {
+      const args = Object.fromEntries((p.arguments ?? []).map((a) => [a.name, 'test']));
+      await step(`prompts/get ${p.name}`, () => client.getPrompt({ name: p.name, arguments: args }));
+    }
+  }
+}
+
+async function main() {
+  if (!['legacy', 'modern'].includes(mode) || !upstreamUrl) {
+    process.stderr.write('usage: client-driver.mjs legacy|modern <server url>\n');
+    process.exit(2);
+  }
+  let bridge;
+  try {
+    bridge = await startBridge(['--upstream', upstreamUrl]);
+  } catch (err) {
+    log(`the bridge did not start: ${err.message}`);
+    process.exit(1);
+  }
+  let client;
+  let code = 0;
+  try {
+    client = await (mode === 'legacy' ? legacyClient : modernClient)(bridge.url);
+    const drive = Array.isArray(context.toolCalls) ? explicitCalls : (DRIVES[scenario] ?? exerciseAll);
+    await drive(client);
+  } catch (err) {
+    log(`connect failed: ${err.message}`);
+    code = 1;
+  } finally {
+    await client?.close().catch(() => undefined);
+    await stop(bridge.proc);
+    // Kept by the suite in the scenario's stderr.txt: the bridge's warnings explain most failures.
+    if (bridge.proc.stderr.trim()) process.stderr.write(`--- bridge stderr ---\n${bridge.proc.stderr}\n`);
+  }
+  process.exit(code);
+}
+
+await main();
