@@ -26,17 +26,30 @@ const program = new Command('mcp-bridge')
   .addOption(new Option('--upstream-epoch <epoch>', 'trust this epoch instead of detecting it').choices(['auto', 'modern', 'initialize', 'http+sse']).default('auto'))
   .option('--header <Name: value>', 'header added to every upstream HTTP request (repeatable, never logged)', collect)
   .option('--allow-origin <origin>', 'an Origin allowed besides loopback ones (repeatable)', collect)
+  .option('--allow-host <host>', 'a Host name served besides localhost, IP literals and the listen host: name, name:port or * (repeatable)', collect)
+  .option('--auth-token <token>', 'require Authorization: Bearer <token> on every HTTP face but /healthz; env MCP_BRIDGE_AUTH_TOKEN (preferred: argv is visible to other users)')
+  .option('--allow-unauthenticated', 'allow listening on a non-loopback address without --auth-token (something in front must authenticate)')
   .addOption(new Option('--log-level <level>', 'stderr log level').choices(['debug', 'info', 'warn', 'error', 'silent']))
   .option('--pool-max <n>', `upstream legacy sessions (stdio: child processes) at most (default ${D.poolMax})`)
   .option('--pool-idle <ms>', `close an idle pooled upstream session after this long (default ${D.poolIdleMs})`)
   .option('--session-idle <ms>', `close an idle downstream legacy session after this long (default ${D.sessionIdleMs})`)
   .option('--call-timeout <ms>', `cancel an upstream call that takes longer (default ${D.callTimeoutMs})`)
   .option('--probe-timeout <ms>', `how long a stdio server gets to answer the server/discover probe (default ${D.probeTimeoutMs})`)
-  .option('--max-body <bytes>', `largest accepted HTTP request body (default ${D.maxBodyBytes})`)
+  .option('--max-body <bytes>', `largest accepted HTTP request body or WebSocket message (default ${D.maxBodyBytes})`)
+  .option('--max-header-size <bytes>', `largest accepted HTTP request head, 431 beyond (default ${D.maxHeaderBytes})`)
+  .option('--max-line <bytes>', `longest line read from the upstream (SSE, stdio) or a stdio client (default ${D.maxLineBytes})`)
+  .option('--max-json-depth <n>', `deepest JSON nesting accepted from a client, 400 -32600 beyond (default ${D.maxJsonDepth})`)
+  .option('--max-sessions <n>', `downstream legacy sessions at most, all transports; 503 beyond (default ${D.maxSessions})`)
+  .option('--max-parked <n>', `parked MRTR calls at most, modern client and legacy server (default ${D.maxParkedCalls})`)
+  .option('--max-listens <n>', `open listen streams at most (default ${D.maxListens})`)
+  .option('--max-queued <n>', `calls waiting for a pooled upstream session at most (default ${D.poolMaxQueued})`)
   .option('--request-state-ttl <ms>', `lifetime of a parked MRTR call, modern client and legacy server (default ${D.requestStateTtlMs})`)
   .option('--request-state-key <key>', 'HMAC key (≥ 32 bytes) for sealed requestState; env MCP_BRIDGE_REQUEST_STATE_KEY; random per start if unset')
   .option('--max-input-rounds <n>', `MRTR rounds at most toward a modern server, legacy client (default ${D.maxInputRounds})`)
   .option('--input-timeout <ms>', `how long a legacy client has to answer a bridged server→client request (default ${D.inputTimeoutMs})`)
+  .option('--wait-for-upstream [ms]', 'if the upstream is unreachable at start, probe again with backoff (for ms, or until it answers) instead of exiting 1')
+  .option('--shutdown-timeout <ms>', `on SIGTERM/SIGINT, how long calls in flight may finish before the bridge closes everything (default ${D.shutdownTimeoutMs})`)
+  .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)')
   .addHelpText('after', `
 Examples:
   mcp-bridge                                   wrap the bundled reference server, serve http://127.0.0.1:8808/mcp
@@ -46,6 +59,8 @@ Examples:
                                                front a URL
   mcp-bridge --stdio --upstream https://example.com/mcp --header 'Authorization: Bearer …'
                                                an HTTP server on stdio, for a desktop client
+  MCP_BRIDGE_AUTH_TOKEN=$(openssl rand -hex 32) mcp-bridge --listen 0.0.0.0:8808 -- node server.js
+                                               serve beyond loopback: clients send Authorization: Bearer <token>
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
 
@@ -56,7 +71,7 @@ Exit codes: 0 clean shutdown, 1 upstream unreachable or not MCP at start, 2 bad 
     const options = configFromFlags(flags, command);
     const bridge = await startBridge(options);
     if (bridge.url) process.stderr.write(`mcp-bridge: serving ${bridge.facts.epoch} upstream at ${bridge.url}/mcp (http+sse: ${bridge.url}/sse, ws: ${bridge.url.replace(/^http/, 'ws')}/ws)\n`);
-    handleSignals(bridge);
+    handleSignals(bridge, options.shutdownTimeoutMs);
     await bridge.done;
     process.exitCode = EXIT_OK;
   });
@@ -78,13 +93,14 @@ program
     process.stdout.write(flags.json ? JSON.stringify(probeJson(facts)) + '\n' : probeText(facts) + '\n');
   });
 
-function handleSignals(bridge: RunningBridge): void {
-  let stopping = false;
+/** First signal: graceful stop within `graceMs`; second: close now (children still get EOF, SIGTERM, SIGKILL); third: exit. */
+function handleSignals(bridge: RunningBridge, graceMs: number): void {
+  let signals = 0;
   const stop = (signal: string) => {
-    if (stopping) process.exit(EXIT_OK);
-    stopping = true;
-    process.stderr.write(`mcp-bridge: ${signal}, shutting down\n`);
-    void bridge.close();
+    signals++;
+    if (signals > 2) process.exit(EXIT_UPSTREAM);
+    process.stderr.write(signals === 1 ? `mcp-bridge: ${signal}, shutting down (calls in flight get up to ${graceMs} ms)\n` : `mcp-bridge: ${signal} again, closing now\n`);
+    void bridge.close(signals === 1 ? graceMs : 0);
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -5,8 +5,15 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 
 export const LOG_LEVELS = Object.keys(RANK) as LogLevel[];
 
-/** Header names whose values never reach a log line. */
-const SECRET_KEYS = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key)$/i;
+/** Field and header names whose values never reach a log line. */
+const SECRET_KEYS =
+  /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|apikey|x-auth-token|auth-token|authtoken|x-access-token|access-token|private-token|password|secret|client-secret|requeststatekey|request-state-key)$/i;
+
+/** What a redacted value reads as. */
+export const REDACTED = '[redacted]';
+
+/** Shorter configured secrets are not scrubbed from text: they would match too much to mean anything. */
+const MIN_SCRUBBED_SECRET = 4;
 
 export interface Logger {
   debug(event: string, fields?: Record<string, unknown>): void;
@@ -20,17 +27,41 @@ export interface Logger {
 /** Replaces credential-bearing values (by key) before a record is written. */
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || typeof value !== 'object' || value === null) return value;
+  // Errors have no enumerable fields: copying them would log `{}`; errorReplacer writes name and message.
+  if (value instanceof Error) return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEYS.test(k) ? '[redacted]' : redact(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEYS.test(k) ? REDACTED : redact(v, depth + 1);
   return out;
 }
 
-export function createLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+/**
+ * Replaces every occurrence of a configured secret (an upstream `--header`
+ * value, the auth token) in a serialized line, whatever field or message it
+ * hides in: an upstream's error text may quote the header back.
+ */
+export function scrubSecrets(line: string, secrets: readonly string[]): string {
+  let out = line;
+  for (const secret of secrets) {
+    if (secret.length < MIN_SCRUBBED_SECRET) continue;
+    // The line is JSON, so the secret appears in its JSON-escaped form.
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    out = out.split(escaped).join(REDACTED);
+  }
+  return out;
+}
+
+/** `secrets` are scrubbed from every line this logger and its children write. */
+export function createLogger(
+  level: LogLevel = 'info',
+  base: Record<string, unknown> = {},
+  write: (line: string) => void = (l) => process.stderr.write(l),
+  secrets: readonly string[] = [],
+): Logger {
   const emit = (lvl: LogLevel, event: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
     const record = { t: new Date().toISOString(), level: lvl, event, ...base, ...(fields ? (redact(fields) as object) : {}) };
-    write(JSON.stringify(record, errorReplacer) + '\n');
+    write(scrubSecrets(JSON.stringify(record, errorReplacer), secrets) + '\n');
   };
   return {
     level,
@@ -38,7 +69,7 @@ export function createLogger(level: LogLevel = 'info', base: Record<string, unkn
     info: (e, f) => emit('info', e, f),
     warn: (e, f) => emit('warn', e, f),
     error: (e, f) => emit('error', e, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+    child: (fields) => createLogger(level, { ...base, ...fields }, write, secrets),
   };
 }
 

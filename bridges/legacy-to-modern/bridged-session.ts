@@ -3,6 +3,7 @@ import type { LegacyRequestContext, LegacySessionHandler } from '../../src/contr
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { Logger } from '../../src/log.js';
+import type { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { runInputRounds, type InputRoundsOptions } from './input-rounds.js';
 import type { ListenKeeper } from './listen-keeper.js';
 import { isLoggingLevel, LOGGING_LEVELS, type SessionState } from './session-state.js';
@@ -37,6 +38,11 @@ export interface BridgedSessionOptions extends InputRoundsOptions {
   keeper: ListenKeeper;
   /** Whether the server honours `resourceSubscriptions` (discover `resources.subscribe`). */
   canSubscribe: boolean;
+  /**
+   * Set when the upstream is reached over Streamable HTTP: the bridge is then an
+   * HTTP client and drops tools with an invalid `x-mcp-header` from `tools/list` (digest §2.5).
+   */
+  toolHeaders?: ToolHeaderRegistry;
 }
 
 /**
@@ -63,7 +69,16 @@ export class BridgedSession implements LegacySessionHandler {
     if (local) return responseFor(req.id, await local(this, params));
     const signal = AbortSignal.any([ctx.signal, this.abort.signal]);
     const outcome = await runInputRounds({ method: req.method, params: req.params as Obj | undefined, state: this.state, ctx, signal }, this.opts);
-    return responseFor(req.id, outcome);
+    return responseFor(req.id, req.method === 'tools/list' ? this.toolsList(outcome) : outcome);
+  }
+
+  /** digest §2.5: "A Streamable-HTTP client MUST reject an invalid tool definition by dropping that tool", with a warning. */
+  private toolsList(outcome: RpcOutcome): RpcOutcome {
+    const registry = this.opts.toolHeaders;
+    if (!registry || !('result' in outcome)) return outcome;
+    const filtered = registry.withoutInvalid(outcome.result);
+    for (const t of filtered.dropped) this.log.warn('l2m.tool_dropped', { tool: t.name, reason: t.reason });
+    return { result: filtered.result };
   }
 
   /** `notifications/roots/list_changed` has no 2026 equivalent (digest §5.4); nothing else is expected from a client. */

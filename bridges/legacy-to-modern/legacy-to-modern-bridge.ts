@@ -4,6 +4,8 @@ import type { ModernLink, UpstreamFacts } from '../../src/contracts/upstream.js'
 import { RpcError } from '../../src/errors.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { Logger } from '../../src/log.js';
+import type { ListenBudget } from '../shared/listen-budget.js';
+import { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { BridgedSession } from './bridged-session.js';
 import { initializeFromDiscover } from './initialize-from-discover.js';
 import { ListenKeeper } from './listen-keeper.js';
@@ -30,6 +32,8 @@ export interface LegacyToModernOptions {
   inputTimeoutMs: number;
   /** How long opening a session waits for its listen's acknowledgement (default 5 s). */
   listenAckTimeoutMs?: number;
+  /** `--max-listens`: the daemon's bound on open listens, shared with modern-to-modern; absent: unbounded. */
+  listenBudget?: ListenBudget;
 }
 
 /**
@@ -45,6 +49,8 @@ export class LegacyToModernBridge implements LegacyHandler {
   private readonly log: Logger;
   private readonly serverCapabilities: Obj;
   private readonly sessions = new Set<LegacySessionHandler>();
+  /** Only toward an HTTP upstream: stdio clients MAY ignore `x-mcp-header` (digest §2.5). */
+  private readonly toolHeaders: ToolHeaderRegistry | undefined;
   private closed = false;
 
   constructor(opts: LegacyToModernOptions) {
@@ -53,6 +59,7 @@ export class LegacyToModernBridge implements LegacyHandler {
     const discover = opts.facts.discover as unknown;
     const fromDiscover = isObj(discover) ? discover.capabilities : undefined;
     this.serverCapabilities = isObj(fromDiscover) ? fromDiscover : opts.facts.capabilities;
+    this.toolHeaders = opts.link.kind === 'http' ? new ToolHeaderRegistry() : undefined;
   }
 
   /** Answers initialize locally and opens the session's listen (waiting, bounded, for its acknowledgement). */
@@ -79,6 +86,7 @@ export class LegacyToModernBridge implements LegacyHandler {
       },
       logger,
       ackTimeoutMs: this.opts.listenAckTimeoutMs,
+      budget: this.opts.listenBudget,
     });
     const resources = this.serverCapabilities.resources;
     const session = new BridgedSession({
@@ -90,6 +98,7 @@ export class LegacyToModernBridge implements LegacyHandler {
       state,
       keeper,
       canSubscribe: isObj(resources) && resources.subscribe === true,
+      toolHeaders: this.toolHeaders,
     });
     await keeper.start();
     if (this.closed) {

@@ -3,6 +3,7 @@ import type { JSONRPCNotification } from '@modelcontextprotocol/server';
 import type { ModernLink } from '../../src/contracts/upstream.js';
 import { notification, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { Logger } from '../../src/log.js';
+import type { ListenBudget } from '../shared/listen-budget.js';
 
 type Obj = Record<string, unknown>;
 
@@ -33,6 +34,8 @@ export interface ListenKeeperOptions {
   ackTimeoutMs?: number;
   /** Re-open delays after a drop: doubling from `minMs` up to `maxMs`. */
   backoff?: { minMs: number; maxMs: number };
+  /** `--max-listens`: a session beyond it holds no listen (and gets no list_changed); absent: unbounded. */
+  budget?: ListenBudget;
 }
 
 interface Listen {
@@ -61,6 +64,8 @@ export class ListenKeeper {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private closed = false;
+  /** This session's slot in the listen budget, held while it wants a listen. */
+  private slot: (() => void) | undefined;
 
   constructor(opts: ListenKeeperOptions) {
     this.opts = opts;
@@ -89,6 +94,23 @@ export class ListenKeeper {
     for (const l of this.live) l.controller.abort(new Error('legacy session closed'));
     this.live.clear();
     this.current = undefined;
+    this.releaseSlot();
+  }
+
+  /** True when this session may hold a listen; beyond the bound it goes on without one, with a warning. */
+  private holdSlot(): boolean {
+    if (this.slot) return true;
+    const budget = this.opts.budget;
+    this.slot = budget ? budget.take() : () => undefined;
+    if (!this.slot) {
+      this.opts.logger.warn('l2m.listen.limit', { maxListens: budget?.max, detail: 'no upstream listen for this session: it gets no list_changed or resources/updated notifications (--max-listens)' });
+    }
+    return this.slot !== undefined;
+  }
+
+  private releaseSlot(): void {
+    this.slot?.();
+    this.slot = undefined;
   }
 
   /** The filter for the current URIs: only what the server advertises can be honoured. */
@@ -116,8 +138,10 @@ export class ListenKeeper {
     if (Object.keys(filter).length === 0) {
       this.end(old);
       this.current = undefined;
+      this.releaseSlot();
       return;
     }
+    if (!this.holdSlot()) return;
     const fresh = this.open(filter, key);
     const acked = await withTimeout(fresh.acked, this.opts.ackTimeoutMs ?? 5_000);
     if (this.closed) return;

@@ -1,9 +1,11 @@
 import type { Implementation, JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
 import type { ModernRequestContext } from '../../src/contracts/downstream.js';
 import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
+import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { SessionPool } from '../../src/links/session-pool.js';
 import type { Logger } from '../../src/log.js';
+import { LISTEN_LIMIT_MESSAGE, type ListenBudget } from '../shared/listen-budget.js';
 import { acknowledgement, ListenFilter, stampSubscription, SUBSCRIPTION_ID_META_KEY } from '../shared/listen-filter.js';
 import type { LogRelay } from './log-relay.js';
 import { META } from './modern-envelope.js';
@@ -26,6 +28,8 @@ export interface ListenRelayOptions {
   serverInfo: Implementation;
   logger: Logger;
   callTimeoutMs: number;
+  /** The daemon's `--max-listens` bound; absent: unbounded. */
+  budget?: ListenBudget;
 }
 
 interface Listen {
@@ -60,10 +64,26 @@ export class ListenRelay {
     return this.#listens.size;
   }
 
-  /** Runs one listen until it ends; resolves with the graceful result. Throws RpcError -32602 on a bad filter. */
+  /**
+   * Runs one listen until it ends; resolves with the graceful result. Throws
+   * RpcError -32602 on a bad filter; beyond `--max-listens`, -32603 "Subscription limit reached" ([SDK] digest §1.8).
+   */
   async open(req: JSONRPCRequest, ctx: ModernRequestContext, init: UpstreamInit): Promise<RpcOutcome> {
-    const id = req.id;
-    let filter = ListenFilter.honour((req.params as Record<string, unknown> | undefined)?.notifications, this.#opts.serverCapabilities);
+    const filter = ListenFilter.honour((req.params as Record<string, unknown> | undefined)?.notifications, this.#opts.serverCapabilities);
+    const release = this.#opts.budget ? this.#opts.budget.take() : () => undefined;
+    if (!release) {
+      this.#opts.logger.warn('m2l.listen_limit', { id: req.id, maxListens: this.#opts.budget?.max });
+      return { error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } };
+    }
+    try {
+      return await this.#run(req.id, filter, ctx, init);
+    } finally {
+      release();
+    }
+  }
+
+  async #run(id: RequestId, honoured: ListenFilter, ctx: ModernRequestContext, init: UpstreamInit): Promise<RpcOutcome> {
+    let filter = honoured;
     let session: LegacyUpstreamSession | undefined;
     if (filter.uris.length > 0) {
       session = await this.#opts.pool.anchor(init);

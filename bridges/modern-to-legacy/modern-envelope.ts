@@ -23,8 +23,12 @@ export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
 
 /** The envelope keys that describe the client and mean nothing to a legacy server. */
 const ENVELOPE_KEYS = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel]);
-/** Params only a modern retry carries (digest §1.7). */
-const RETRY_KEYS = new Set(['inputResponses', 'requestState']);
+/**
+ * Params that never go upstream: the MRTR retry fields (digest §1.7), and
+ * `task`, since the bridge declares no tasks capability on either side and a
+ * legacy server must not see a task-augmented request (digest §5.7).
+ */
+const BRIDGE_ONLY_KEYS = new Set(['inputResponses', 'requestState', 'task']);
 
 type Obj = Record<string, unknown>;
 
@@ -62,11 +66,11 @@ export function readEnvelope(req: JSONRPCRequest): ModernEnvelope {
   };
 }
 
-/** The params sent upstream: envelope keys and retry fields removed, an emptied `_meta` dropped. */
+/** The params sent upstream: envelope keys, retry fields and `task` removed, an emptied `_meta` dropped. */
 export function upstreamParams(params: Obj): Obj | undefined {
   const out: Obj = {};
   for (const [k, v] of Object.entries(params)) {
-    if (RETRY_KEYS.has(k)) continue;
+    if (BRIDGE_ONLY_KEYS.has(k)) continue;
     if (k === '_meta' && isObj(v)) {
       const meta: Obj = {};
       for (const [mk, mv] of Object.entries(v)) if (!ENVELOPE_KEYS.has(mk)) meta[mk] = mv;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Implementation, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
-import type { ModernHandler, ModernRequestContext } from '../../src/contracts/downstream.js';
+import type { ModernHandler, ModernRequestContext, ParamHeaderSpec } from '../../src/contracts/downstream.js';
 import type { LegacyUpstreamSession, UpstreamFacts, UpstreamInit } from '../../src/contracts/upstream.js';
 import { RpcError, toRpcErrorBody } from '../../src/errors.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
@@ -9,7 +9,9 @@ import type { SessionLease, SessionPool } from '../../src/links/session-pool.js'
 import type { Logger } from '../../src/log.js';
 import { BRIDGE_IMPLEMENTATION } from '../../src/version.js';
 import { clientCapabilitiesToLegacy } from '../shared/capabilities-to-legacy.js';
+import type { ListenBudget } from '../shared/listen-budget.js';
 import { RequestStateCodec } from '../shared/request-state.js';
+import { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { discoverFromInitialize, upstreamServerInfo } from './discover-from-initialize.js';
 import { ListenRelay } from './listen-relay.js';
 import { LogRelay, type LogSubscriber } from './log-relay.js';
@@ -35,6 +37,10 @@ export interface ModernToLegacyOptions {
   instanceId?: string;
   /** Server requests arriving this close together form one round (default 10 ms). */
   gatherMs?: number;
+  /** `--max-parked`: parked MRTR calls at most; absent: unbounded. */
+  maxParkedCalls?: number;
+  /** `--max-listens`: the daemon's bound on open listens; absent: unbounded. */
+  listenBudget?: ListenBudget;
 }
 
 /** The 2026-07-28 methods (digest §1.5) and how each reaches a legacy server. */
@@ -98,6 +104,8 @@ export class ModernToLegacyBridge implements ModernHandler {
   readonly #listens: ListenRelay;
   readonly #removeListener: () => void;
   readonly #routes: Record<Route, (c: Call) => Promise<RpcOutcome>>;
+  /** `x-mcp-header` declarations seen in relayed `tools/list` results, for the face's `Mcp-Param-*` check (digest §2.5). */
+  readonly #tools = new ToolHeaderRegistry();
   #closed = false;
 
   constructor(opts: ModernToLegacyOptions) {
@@ -116,8 +124,17 @@ export class ModernToLegacyBridge implements ModernHandler {
       callTimeoutMs: opts.callTimeoutMs,
       gatherMs: opts.gatherMs ?? 10,
       serverInfo: this.#serverInfo,
+      maxParked: opts.maxParkedCalls,
     });
-    this.#listens = new ListenRelay({ pool: opts.pool, logRelay: this.#logRelay, serverCapabilities, serverInfo: this.#serverInfo, logger: this.#log, callTimeoutMs: opts.callTimeoutMs });
+    this.#listens = new ListenRelay({
+      pool: opts.pool,
+      logRelay: this.#logRelay,
+      serverCapabilities,
+      serverInfo: this.#serverInfo,
+      logger: this.#log,
+      callTimeoutMs: opts.callTimeoutMs,
+      budget: opts.listenBudget,
+    });
     this.#routes = {
       discover: async () => ({ result: this.#discover }),
       relay: (c) => this.#relay(c),
@@ -128,6 +145,11 @@ export class ModernToLegacyBridge implements ModernHandler {
       notification: (session, n) => this.#unsolicitedNotification(session, n),
       request: (session, req) => this.#unsolicitedRequest(session, req),
     });
+  }
+
+  /** A legacy tool may carry `x-mcp-header` too: modern clients mirror it, so the face checks it (digest §2.6). */
+  paramHeaders(toolName: string): ParamHeaderSpec[] | undefined {
+    return this.#tools.specsFor(toolName);
   }
 
   /** Parked calls and open listens, for tests and stats. */
@@ -152,6 +174,11 @@ export class ModernToLegacyBridge implements ModernHandler {
     } catch (err) {
       return errorResponse(req.id, toRpcErrorBody(err));
     }
+  }
+
+  /** Ends open listens with their graceful result (digest §5.4 step 7); calls in flight run on. */
+  drain(): void {
+    this.#listens.close();
   }
 
   async close(): Promise<void> {
@@ -189,6 +216,7 @@ export class ModernToLegacyBridge implements ModernHandler {
         },
       );
       if (c.ctx.signal.aborted) return { error: { code: RpcCode.RequestCancelled, message: 'request cancelled by the client' } };
+      if (c.req.method === 'tools/list' && 'result' in outcome) this.#tools.learn(outcome.result.tools);
       return this.#shape(c, outcome);
     } finally {
       progress.detach();

@@ -5,7 +5,7 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { SessionLease } from '../../src/links/session-pool.js';
 import type { Logger } from '../../src/log.js';
-import { declaresInputCapability, isEmbeddableInputMethod } from '../shared/capabilities-to-legacy.js';
+import { declaresInputCapability, isEmbeddableInputMethod, requiredCapability } from '../shared/capabilities-to-legacy.js';
 import type { Parkable } from '../shared/parked-calls.js';
 import type { LogRelay, LogSubscriber } from './log-relay.js';
 import { ProgressRelay, type LegSink } from './progress-relay.js';
@@ -71,12 +71,6 @@ export interface MrtrCallOptions {
 
 const KEY_PREFIX: Record<string, string> = { 'elicitation/create': 'elicit', 'sampling/createMessage': 'sample', 'roots/list': 'roots' };
 
-/** What the bridge answers upstream for an input request this modern request did not declare. */
-function refusal(req: JSONRPCRequest): Obj {
-  if (req.method === 'elicitation/create') return { action: 'decline' };
-  const what = isEmbeddableInputMethod(req.method) ? `the capability ${req.method} needs` : `${req.method}`;
-  throw new RpcError(RpcCode.MethodNotFound, `the modern client did not declare ${what} on this request`);
-}
 
 export class MrtrCall implements Parkable, LogSubscriber {
   readonly session: LegacyUpstreamSession;
@@ -193,7 +187,9 @@ export class MrtrCall implements Parkable, LogSubscriber {
   }
 
   #finish(outcome: RpcOutcome): void {
-    this.#final = outcome;
+    // A call the bridge gave up (an undeclared input) keeps the answer it was given up with.
+    this.#final ??= outcome;
+    outcome = this.#final;
     this.#clearGather();
     for (const p of this.#pending.values()) p.reject(new RpcError(RpcCode.InternalError, 'the call this request belonged to has ended'));
     this.#pending.clear();
@@ -210,14 +206,11 @@ export class MrtrCall implements Parkable, LogSubscriber {
 
   #onServerRequest(req: JSONRPCRequest): Promise<Obj> {
     if (this.#final) return Promise.reject(new RpcError(RpcCode.InternalError, 'the call this request belongs to has ended'));
-    if (!isEmbeddableInputMethod(req.method) || !declaresInputCapability(this.#caps, req)) {
+    if (!isEmbeddableInputMethod(req.method)) {
       this.#opts.logger.info('m2l.input_refused', { method: req.method, call: this.#opts.method });
-      try {
-        return Promise.resolve(refusal(req));
-      } catch (err) {
-        return Promise.reject(err);
-      }
+      return Promise.reject(new RpcError(RpcCode.MethodNotFound, `the modern client cannot answer ${req.method}`));
     }
+    if (!declaresInputCapability(this.#caps, req)) return this.#refuseUndeclared(req);
     const key = `${KEY_PREFIX[req.method]}-${++this.#keys}`;
     const params = isObj(req.params) ? { ...(req.params as Obj) } : undefined;
     let elicitationId: string | undefined;
@@ -231,6 +224,35 @@ export class MrtrCall implements Parkable, LogSubscriber {
       this.#pending.set(key, { serverRequestId: String(req.id), entry, elicitationId, resolve, reject });
       this.#scheduleRound();
     });
+  }
+
+  /**
+   * digest §1.7 "Servers MUST NOT embed a request type the client did not
+   * declare", §1.10: the modern request ends with -32021 naming just the
+   * missing capability; upstream, the server's request gets an error and then
+   * the call is cancelled (notifications/cancelled), so the answer goes first.
+   */
+  #refuseUndeclared(req: JSONRPCRequest): Promise<Obj> {
+    const requiredCapabilities = requiredCapability(req) ?? {};
+    const name = Object.keys(requiredCapabilities).join(', ');
+    this.#opts.logger.info('m2l.input_undeclared', { method: req.method, call: this.#opts.method, requiredCapabilities });
+    const outcome: RpcOutcome = {
+      error: {
+        code: RpcCode.MissingRequiredClientCapability,
+        message: `the server needs the client capability ${name} (${req.method}) for ${this.#opts.method}, and this request did not declare it`,
+        data: { requiredCapabilities },
+      },
+    };
+    this.#final = outcome;
+    this.#clearGather();
+    for (const p of this.#pending.values()) p.reject(new RpcError(RpcCode.InternalError, 'the call this request belonged to has ended'));
+    this.#pending.clear();
+    this.#leg?.settle({ kind: 'final', outcome });
+    setImmediate(() => {
+      this.#abort.abort('an input the modern request did not declare');
+      this.#release();
+    });
+    return Promise.reject(new RpcError(RpcCode.MethodNotFound, `the modern client did not declare ${name} on this request`));
   }
 
   #onNotification(n: JSONRPCNotification): void {

@@ -33,6 +33,8 @@ export interface MrtrRoundsOptions {
   /** Gathering window for server requests of one round. */
   gatherMs: number;
   serverInfo: Implementation;
+  /** Parked calls at most (`--max-parked`); one more is cancelled upstream and answered -32603. */
+  maxParked?: number;
 }
 
 /** One modern request to a method that may return `input_required`. */
@@ -157,6 +159,13 @@ export class MrtrRounds {
   }
 
   #inputRequired(r: MrtrRequest, parked: Parked, inputRequests: Record<string, InputRequestEntry>): RpcOutcome {
+    const max = this.#opts.maxParked ?? Number.POSITIVE_INFINITY;
+    if (this.#parked.size >= max) {
+      // A bound on what the bridge holds for clients that may never retry (digest §5.3 step 4).
+      this.#opts.logger.warn('m2l.parked_limit', { id: r.req.id, method: r.req.method, maxParked: max });
+      parked.cancel(`too many parked calls (${max}, --max-parked)`);
+      return { error: { code: RpcCode.InternalError, message: 'too many parked calls (--max-parked)', data: { maxParkedCalls: max } } };
+    }
     const ref = this.#parked.park(parked);
     const requestState = this.#opts.codec.seal(ref, r.req.method, r.env.params);
     this.#opts.logger.info('m2l.input_required', { id: r.req.id, method: r.req.method, keys: Object.keys(inputRequests) });

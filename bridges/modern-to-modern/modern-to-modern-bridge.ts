@@ -5,6 +5,7 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
+import { LISTEN_LIMIT_MESSAGE, type ListenBudget } from '../shared/listen-budget.js';
 import { ToolHeaderRegistry } from './tool-header-registry.js';
 
 /** What a modern-to-modern bridge needs. */
@@ -12,6 +13,8 @@ export interface ModernToModernOptions {
   link: ModernLink;
   logger: Logger;
   callTimeoutMs: number;
+  /** `--max-listens`: the daemon's bound on open listens, shared with legacy-to-modern; absent: unbounded. */
+  listenBudget?: ListenBudget;
 }
 
 const LISTEN = 'subscriptions/listen';
@@ -29,13 +32,17 @@ export class ModernToModernBridge implements ModernHandler {
   readonly #link: ModernLink;
   readonly #logger: Logger;
   readonly #timeoutMs: number;
+  readonly #listenBudget: ListenBudget | undefined;
   readonly #tools = new ToolHeaderRegistry();
   readonly #closing = new AbortController();
+  /** Aborted by drain(): only listens end, with their graceful result. */
+  readonly #draining = new AbortController();
 
   constructor(opts: ModernToModernOptions) {
     this.#link = opts.link;
     this.#logger = opts.logger.child({ bridge: 'modern-to-modern' });
     this.#timeoutMs = opts.callTimeoutMs;
+    this.#listenBudget = opts.listenBudget;
   }
 
   /** Relays one request with the client's id; never rejects. */
@@ -44,17 +51,24 @@ export class ModernToModernBridge implements ModernHandler {
     const params = req.params as Result | undefined;
     // A listen lives as long as its stream; no call deadline applies (digest §1.8).
     const timeoutMs = req.method === LISTEN ? undefined : this.#timeoutMs;
+    const release = req.method === LISTEN && this.#listenBudget ? this.#listenBudget.take() : () => undefined;
+    if (!release) {
+      this.#logger.warn('m2m.listen_limit', { id: req.id, maxListens: this.#listenBudget?.max });
+      return responseFor(req.id, { error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } });
+    }
     let outcome: RpcOutcome;
     try {
       outcome = await this.#link.call(params === undefined ? { method: req.method, id: req.id } : { method: req.method, params, id: req.id }, {
-        signal: AbortSignal.any([ctx.signal, this.#closing.signal]),
+        signal: AbortSignal.any(req.method === LISTEN ? [ctx.signal, this.#closing.signal, this.#draining.signal] : [ctx.signal, this.#closing.signal]),
         onNotification: (n) => ctx.notify(n),
         timeoutMs,
       });
     } catch (err) {
       outcome = { error: toRpcErrorBody(err) };
+    } finally {
+      release();
     }
-    if (req.method === LISTEN && this.#closing.signal.aborted) {
+    if (req.method === LISTEN && (this.#closing.signal.aborted || this.#draining.signal.aborted)) {
       // Shutdown ends listens gracefully (digest §1.8 "Ending a subscription").
       outcome = { result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_KEY]: req.id } } };
     }
@@ -67,6 +81,11 @@ export class ModernToModernBridge implements ModernHandler {
     return this.#tools.specsFor(toolName);
   }
 
+  /** Ends open listens with their graceful result; other calls in flight run on. */
+  drain(): void {
+    this.#draining.abort();
+  }
+
   /** Ends in-flight calls (listens with their graceful result); the link belongs to the daemon. */
   async close(): Promise<void> {
     this.#closing.abort();
@@ -74,11 +93,9 @@ export class ModernToModernBridge implements ModernHandler {
 
   /** Learns the page's header specs; HTTP clients must not see invalid tools (digest §2.5, §5.8). */
   #toolsList(result: Result, ctx: ModernRequestContext): Result {
-    const invalid = this.#tools.learn(result.tools);
-    if (invalid.length === 0 || ctx.transport !== 'http') return result;
-    for (const t of invalid) this.#logger.warn('m2m.tool_dropped', { tool: t.name, reason: t.reason });
-    const dropped = new Set(invalid.map((t) => t.name));
-    const tools = (result.tools as unknown[]).filter((t) => !dropped.has((t as { name?: unknown }).name as string));
-    return { ...result, tools };
+    const filtered = this.#tools.withoutInvalid(result);
+    if (filtered.dropped.length === 0 || ctx.transport !== 'http') return result;
+    for (const t of filtered.dropped) this.#logger.warn('m2m.tool_dropped', { tool: t.name, reason: t.reason });
+    return filtered.result;
   }
 }

@@ -85,6 +85,23 @@ const DECLARED_BY: Record<string, (caps: Obj, params: Obj) => boolean> = {
   'roots/list': (caps) => isObj(caps.roots),
 };
 
+/** Per embedded method, the modern capability this particular request needs (digest §1.7 table). */
+const REQUIRED_BY: Record<string, (params: Obj) => Obj> = {
+  'elicitation/create': (params) => ({ elicitation: params.mode === 'url' ? { url: {} } : {} }),
+  'sampling/createMessage': (params) => ({ sampling: params.tools !== undefined || params.toolChoice !== undefined ? { tools: {} } : {} }),
+  'roots/list': () => ({ roots: {} }),
+};
+
+/**
+ * The `ClientCapabilities` object naming what an embeddable input request needs,
+ * e.g. `{sampling: {}}`: the `data.requiredCapabilities` of a -32021 (digest §1.10).
+ * Undefined for a method that is not embeddable.
+ */
+export function requiredCapability(req: InputRequestLike): Obj | undefined {
+  const need = REQUIRED_BY[req.method];
+  return need ? need(isObj(req.params) ? req.params : {}) : undefined;
+}
+
 /** True when `req` is an embeddable input request this modern request declared the capability for. */
 export function declaresInputCapability(modernCaps: unknown, req: InputRequestLike): boolean {
   const check = DECLARED_BY[req.method];

@@ -47,6 +47,11 @@ export interface ModernHandler {
    * declares none.
    */
   paramHeaders?(toolName: string): ParamHeaderSpec[] | undefined;
+  /**
+   * Graceful stop has begun: end every open `subscriptions/listen` with its
+   * graceful result (digest §1.8); other calls in flight run on.
+   */
+  drain?(): void;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 import type { LegacyLink, ModernLink, UpstreamFacts } from '../contracts/upstream.js';
 import { LegacyHttpLink } from '../links/legacy-http-link.js';
 import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
+import { lineLimitedFetch } from '../links/line-limited-fetch.js';
 import { ModernHttpLink } from '../links/modern-http-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
 import { SessionPool } from '../links/session-pool.js';
@@ -21,21 +22,21 @@ export function buildUpstream(facts: UpstreamFacts, opts: BridgeOptions): Upstre
   if (facts.epoch === 'modern') {
     const link: ModernLink =
       target.kind === 'command'
-        ? new ModernStdioLink({ ...common, command: target.command, args: target.args, env: target.env, cwd: target.cwd })
-        : new ModernHttpLink({ ...common, url: target.url, headers: target.headers });
+        ? new ModernStdioLink({ ...common, command: target.command, args: target.args, env: target.env, cwd: target.cwd, maxLineBytes: opts.maxLineBytes })
+        : new ModernHttpLink({ ...common, url: target.url, headers: target.headers, fetch: lineLimitedFetch(opts.maxLineBytes) });
     return { epoch: 'modern', link, facts };
   }
   const link = legacyLinkFor(facts, opts, common);
-  const pool = new SessionPool(link, { max: opts.poolMax, idleMs: opts.poolIdleMs, logger });
+  const pool = new SessionPool(link, { max: opts.poolMax, idleMs: opts.poolIdleMs, logger, maxQueued: opts.poolMaxQueued });
   return { epoch: 'legacy', link, pool, facts };
 }
 
 function legacyLinkFor(facts: UpstreamFacts, opts: BridgeOptions, common: { logger: BridgeOptions['logger']; callTimeoutMs: number }): LegacyLink {
   const target = opts.upstream;
   if (target.kind === 'command') {
-    return new LegacyStdioLink({ ...common, command: target.command, args: target.args, env: target.env, cwd: target.cwd });
+    return new LegacyStdioLink({ ...common, command: target.command, args: target.args, env: target.env, cwd: target.cwd, maxLineBytes: opts.maxLineBytes });
   }
-  const http = { ...common, url: target.url, headers: target.headers };
+  const http = { ...common, url: target.url, headers: target.headers, fetch: lineLimitedFetch(opts.maxLineBytes) };
   const byTransport = {
     'streamable-http': () => new LegacyHttpLink(http),
     'http+sse': () => new SseLink(http),

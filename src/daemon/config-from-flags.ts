@@ -1,5 +1,7 @@
 import { EPOCHS } from '../epochs/versions.js';
 import { BridgeError } from '../errors.js';
+import { isValidAuthToken } from '../faces/auth.js';
+import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../log.js';
 import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
@@ -12,6 +14,9 @@ export interface CliFlags {
   upstreamEpoch?: string;
   header?: string[];
   allowOrigin?: string[];
+  allowHost?: string[];
+  authToken?: string;
+  allowUnauthenticated?: boolean;
   logLevel?: string;
   poolMax?: string;
   poolIdle?: string;
@@ -19,10 +24,21 @@ export interface CliFlags {
   callTimeout?: string;
   probeTimeout?: string;
   maxBody?: string;
+  maxHeaderSize?: string;
+  maxLine?: string;
+  maxJsonDepth?: string;
+  maxSessions?: string;
+  maxParked?: string;
+  maxListens?: string;
+  maxQueued?: string;
   requestStateTtl?: string;
   requestStateKey?: string;
   maxInputRounds?: string;
   inputTimeout?: string;
+  /** `true` for the bare flag (wait without limit), else milliseconds. */
+  waitForUpstream?: string | boolean;
+  shutdownTimeout?: string;
+  debugStats?: boolean;
 }
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
@@ -43,25 +59,76 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
   if (requestStateKey !== undefined && Buffer.byteLength(requestStateKey) < 32) {
     throw usage('--request-state-key must be at least 32 bytes long (or leave it out for a random key per start)');
   }
+  const upstream = upstreamFrom(flags, command);
+  const stdio = flags.stdio ?? false;
+  const listen = (flags.listen ?? env.MCP_BRIDGE_LISTEN) ? parseListen((flags.listen ?? env.MCP_BRIDGE_LISTEN)!) : DEFAULT_OPTIONS.listen;
+  const authToken = authTokenFrom(flags, env, stdio);
+  const allowUnauthenticated = flags.allowUnauthenticated ?? false;
+  if (!stdio && authToken === undefined && !allowUnauthenticated && !isLoopbackHost(listen.host)) {
+    throw usage(
+      `refusing to listen on ${listen.host} without authentication: anyone who can reach it could drive the upstream. ` +
+        'Set --auth-token <token> (or MCP_BRIDGE_AUTH_TOKEN), listen on 127.0.0.1, or pass --allow-unauthenticated if something in front of the bridge authenticates',
+    );
+  }
+  for (const h of flags.allowHost ?? []) {
+    if (h !== '*' && parseHostHeader(h) === undefined) throw usage(`--allow-host must be a host name, name:port or * (got '${h}')`);
+  }
   return {
     ...DEFAULT_OPTIONS,
-    upstream: upstreamFrom(flags, command),
+    upstream,
     upstreamEpoch: epoch as BridgeOptions['upstreamEpoch'],
-    listen: (flags.listen ?? env.MCP_BRIDGE_LISTEN) ? parseListen((flags.listen ?? env.MCP_BRIDGE_LISTEN)!) : DEFAULT_OPTIONS.listen,
-    stdio: flags.stdio ?? false,
+    listen,
+    stdio,
     allowOrigins: flags.allowOrigin ?? [],
-    logger: createLogger(logLevel),
+    allowHosts: flags.allowHost ?? [],
+    authToken,
+    allowUnauthenticated,
+    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey)),
     poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
     poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
     sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
     callTimeoutMs: int(flags.callTimeout, '--call-timeout', DEFAULT_OPTIONS.callTimeoutMs, 1),
     probeTimeoutMs: int(flags.probeTimeout, '--probe-timeout', DEFAULT_OPTIONS.probeTimeoutMs, 1),
     maxBodyBytes: int(flags.maxBody, '--max-body', DEFAULT_OPTIONS.maxBodyBytes, 1),
+    maxHeaderBytes: int(flags.maxHeaderSize, '--max-header-size', DEFAULT_OPTIONS.maxHeaderBytes, 1024),
+    maxLineBytes: int(flags.maxLine, '--max-line', DEFAULT_OPTIONS.maxLineBytes, 1024),
+    maxJsonDepth: int(flags.maxJsonDepth, '--max-json-depth', DEFAULT_OPTIONS.maxJsonDepth, 8),
+    maxSessions: int(flags.maxSessions, '--max-sessions', DEFAULT_OPTIONS.maxSessions, 1),
+    maxParkedCalls: int(flags.maxParked, '--max-parked', DEFAULT_OPTIONS.maxParkedCalls, 1),
+    maxListens: int(flags.maxListens, '--max-listens', DEFAULT_OPTIONS.maxListens, 1),
+    poolMaxQueued: int(flags.maxQueued, '--max-queued', DEFAULT_OPTIONS.poolMaxQueued, 0),
     requestStateTtlMs: int(flags.requestStateTtl, '--request-state-ttl', DEFAULT_OPTIONS.requestStateTtlMs, 1),
     requestStateKey,
     maxInputRounds: int(flags.maxInputRounds, '--max-input-rounds', DEFAULT_OPTIONS.maxInputRounds, 1),
     inputTimeoutMs: int(flags.inputTimeout, '--input-timeout', DEFAULT_OPTIONS.inputTimeoutMs, 1),
+    waitForUpstreamMs: flags.waitForUpstream === undefined ? undefined : flags.waitForUpstream === true ? Infinity : int(String(flags.waitForUpstream), '--wait-for-upstream', 0, 1),
+    shutdownTimeoutMs: int(flags.shutdownTimeout, '--shutdown-timeout', DEFAULT_OPTIONS.shutdownTimeoutMs, 0),
+    debugStats: flags.debugStats ?? false,
   };
+}
+
+/** `--auth-token`, else MCP_BRIDGE_AUTH_TOKEN; the flag makes no sense with --stdio (the env var is then ignored). */
+function authTokenFrom(flags: CliFlags, env: NodeJS.ProcessEnv, stdio: boolean): string | undefined {
+  if (stdio) {
+    if (flags.authToken !== undefined) throw usage('--auth-token protects the HTTP faces; with --stdio the client is the process that started the bridge, so leave it out');
+    return undefined;
+  }
+  const token = flags.authToken ?? (env.MCP_BRIDGE_AUTH_TOKEN || undefined);
+  if (token !== undefined && !isValidAuthToken(token)) {
+    throw usage('--auth-token must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (for instance the output of: openssl rand -hex 32)');
+  }
+  return token;
+}
+
+/** Values no log line may show: upstream header values (and their credential part), a URL password, the token and the key. */
+function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined): string[] {
+  const secrets = [authToken, requestStateKey];
+  if (upstream.kind === 'url') {
+    for (const value of Object.values(upstream.headers)) secrets.push(value, /^\S+\s+(\S.*)$/.exec(value)?.[1]);
+    const password = new URL(upstream.url).password;
+    if (password) secrets.push(decodeURIComponent(password), password);
+  }
+  return secrets.filter((s): s is string => s !== undefined);
 }
 
 /** `--upstream URL`, or a command after `--`, or (neither) the bundled reference server. */

@@ -17,6 +17,12 @@ export interface BridgeOptions {
   stdio: boolean;
   /** Extra allowed Origin values; loopback origins are always allowed. */
   allowOrigins: string[];
+  /** Extra allowed `Host` names (`name` or `name:port`, `*` for any); loopback names, IP literals and the listen host always are. */
+  allowHosts: string[];
+  /** When set, every HTTP face (not /healthz) requires `Authorization: Bearer <authToken>`. */
+  authToken?: string;
+  /** Lets the HTTP faces listen on a non-loopback address without `authToken`. */
+  allowUnauthenticated: boolean;
   logger: Logger;
   /** Upper bound of upstream legacy sessions (children for stdio) per capability set. */
   poolMax: number;
@@ -28,8 +34,22 @@ export interface BridgeOptions {
   callTimeoutMs: number;
   /** How long detection waits for a stdio server's answer to the `server/discover` probe. */
   probeTimeoutMs: number;
-  /** Largest accepted HTTP request body. */
+  /** Largest accepted HTTP request body (and WebSocket message). */
   maxBodyBytes: number;
+  /** Largest accepted HTTP request head (node's `maxHeaderSize`; 431 beyond). */
+  maxHeaderBytes: number;
+  /** Longest line read from the upstream (SSE streams, stdio child stdout) and from a stdio client. */
+  maxLineBytes: number;
+  /** Deepest JSON nesting accepted from a client (400 -32600 beyond, checked before parsing). */
+  maxJsonDepth: number;
+  /** Downstream legacy sessions at most, across Streamable HTTP, http+sse and WebSocket (503 beyond). */
+  maxSessions: number;
+  /** Parked MRTR calls at most (modern client, legacy server); enforced by the modern-to-legacy bridge. */
+  maxParkedCalls: number;
+  /** Open `subscriptions/listen` streams and legacy GET-stream listens at most; enforced by the bridges. */
+  maxListens: number;
+  /** Calls waiting for a pooled upstream session at most; one more is answered -32603 at once. */
+  poolMaxQueued: number;
   /** Comment heartbeat period on SSE streams. */
   heartbeatMs: number;
   /** Time-to-live of a parked MRTR call (modern client, legacy server). */
@@ -40,6 +60,12 @@ export interface BridgeOptions {
   maxInputRounds: number;
   /** How long a legacy client has to answer one bridged server→client request. */
   inputTimeoutMs: number;
+  /** Absent: an unreachable upstream at start fails at once. Otherwise probe again with backoff for this long (`Infinity`: until it answers). */
+  waitForUpstreamMs?: number;
+  /** On SIGTERM, how long calls in flight may run on before everything is closed. */
+  shutdownTimeoutMs: number;
+  /** Serve `GET /debug/stats` (pool, children, parked calls, sessions) on the HTTP face. */
+  debugStats: boolean;
 }
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
@@ -47,14 +73,25 @@ export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
   listen: { host: '127.0.0.1', port: 8808 },
   stdio: false,
   allowOrigins: [],
+  allowHosts: [],
+  allowUnauthenticated: false,
   poolMax: 8,
   poolIdleMs: 60_000,
   sessionIdleMs: 30 * 60_000,
   callTimeoutMs: 5 * 60_000,
   probeTimeoutMs: 3_000,
   maxBodyBytes: 4 * 1024 * 1024,
+  maxHeaderBytes: 16 * 1024,
+  maxLineBytes: 16 * 1024 * 1024,
+  maxJsonDepth: 64,
+  maxSessions: 1000,
+  maxParkedCalls: 1000,
+  maxListens: 1000,
+  poolMaxQueued: 1000,
   heartbeatMs: 15_000,
   requestStateTtlMs: 5 * 60_000,
   maxInputRounds: 10,
   inputTimeoutMs: 10 * 60_000,
+  shutdownTimeoutMs: 10_000,
+  debugStats: false,
 };

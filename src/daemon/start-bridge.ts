@@ -7,8 +7,12 @@ import type { UpstreamFacts } from '../contracts/upstream.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
+import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
+import { ModernStdioLink } from '../links/modern-stdio-link.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
+import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
+import { probeUntilUp } from './wait-for-upstream.js';
 
 /** A running daemon: its faces, its upstream, and how to stop it. */
 export interface RunningBridge {
@@ -17,7 +21,32 @@ export interface RunningBridge {
   readonly facts: UpstreamFacts;
   /** Resolves when the bridge has stopped (stdin EOF with `--stdio`, or close()). */
   readonly done: Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops the bridge. With `graceMs` > 0 (SIGTERM: `--shutdown-timeout`) it first
+   * stops accepting, ends listens with their graceful result and lets calls in
+   * flight finish for up to `graceMs`; then every face, bridge, session and
+   * child is closed (children: stdin EOF, then SIGTERM, then SIGKILL). A second
+   * call with 0 cuts a running grace period short.
+   */
+  close(graceMs?: number): Promise<void>;
+  /** Counters for diagnostics and leak tests (also `GET /debug/stats` with `--debug-stats`). */
+  stats(): BridgeStats;
+}
+
+/** What `RunningBridge.stats()` reports; fields that do not apply to this upstream are absent. */
+export interface BridgeStats {
+  /** Requests the bridges are answering now, every face together. */
+  inflight: number;
+  draining: boolean;
+  /** Upstream child processes alive (stdio upstreams). */
+  children: number;
+  /** The legacy session pool: open sessions, leased ones, waiting acquires. */
+  pool?: { sessions: number; leased: number; queued: number };
+  /** Parked MRTR calls and open listens of the modern-to-legacy bridge. */
+  parked?: number;
+  listens?: number;
+  /** Downstream sessions and modern requests on the HTTP face. */
+  face?: Record<string, number>;
 }
 
 /**
@@ -26,39 +55,81 @@ export interface RunningBridge {
  */
 export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const logger = opts.logger;
-  const facts = await probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch });
+  const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch });
+  const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
   const upstream = buildUpstream(facts, opts);
-  const { modern, legacy } = handlersFor(upstream, opts);
+  const bridges = handlersFor(upstream, opts);
+  const inflight = new InflightCalls();
+  const modern = inflight.wrapModern(bridges.modern);
+  const legacy = inflight.wrapLegacy(bridges.legacy);
 
   let closing: Promise<void> | undefined;
+  const hurry = new AbortController();
   let markDone!: () => void;
   const done = new Promise<void>((resolve) => (markDone = resolve));
-  const shutdown = async (face: { close(): Promise<void> }) => {
+  const shutdown = async (face: Face, graceMs: number) => {
+    const started = Date.now();
+    face.drain?.();
+    const idle = await inflight.drain(graceMs, hurry.signal);
+    logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: inflight.size });
     await face.close();
     await Promise.allSettled([modern.close(), legacy.close()]);
     if (upstream.epoch === 'legacy') await upstream.pool.close();
     await upstream.link.close();
+    logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
+  const closer = (face: Face) => (graceMs = 0) => {
+    if (closing && graceMs === 0) hurry.abort();
+    return (closing ??= shutdown(face, graceMs));
+  };
+  let httpFace: HttpFace | undefined;
+  const stats = (): BridgeStats => ({
+    inflight: inflight.size,
+    draining: inflight.draining,
+    children: childPids(upstream).length,
+    ...(upstream.epoch === 'legacy' ? { pool: upstream.pool.stats() } : {}),
+    ...(bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : {}),
+    ...(httpFace ? { face: httpFace.stats() } : {}),
+  });
 
-  const faceOptions = { modern, legacy, logger: logger.child({ side: 'face' }), inputTimeoutMs: opts.inputTimeoutMs };
+  const faceOptions = { modern, legacy, logger: logger.child({ side: 'face' }), inputTimeoutMs: opts.inputTimeoutMs, maxJsonDepth: opts.maxJsonDepth };
   if (opts.stdio) {
-    const face = StdioFace.start(faceOptions);
-    const close = () => (closing ??= shutdown(face));
-    void face.done.then(close);
-    return { facts, done, close };
+    const face = StdioFace.start({ ...faceOptions, maxLineBytes: opts.maxLineBytes });
+    const close = closer(face);
+    void face.done.then(() => close());
+    return { facts, done, close, stats };
   }
   const face = await HttpFace.start({
     ...faceOptions,
     listen: opts.listen,
     allowOrigins: opts.allowOrigins,
+    allowHosts: opts.allowHosts,
+    authToken: opts.authToken,
     maxBodyBytes: opts.maxBodyBytes,
+    maxHeaderBytes: opts.maxHeaderBytes,
+    maxSessions: opts.maxSessions,
     heartbeatMs: opts.heartbeatMs,
     sessionIdleMs: opts.sessionIdleMs,
+    debugStats: opts.debugStats ? () => ({ ...stats() }) : undefined,
   });
+  httpFace = face;
   logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws` });
-  return { url: face.url, facts, done, close: () => (closing ??= shutdown(face)) };
+  return { url: face.url, facts, done, close: closer(face), stats };
+}
+
+/** What shutdown needs of a face; only the HTTP face can stop accepting before it closes. */
+interface Face {
+  drain?(): void;
+  close(): Promise<void>;
+}
+
+function childPids(upstream: Upstream): number[] {
+  const link = upstream.link;
+  if (link instanceof LegacyStdioLink) return link.pids();
+  if (link instanceof ModernStdioLink && link.pid !== undefined) return [link.pid];
+  return [];
 }
 
 /** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */

@@ -39,6 +39,11 @@ function resultOf(message: unknown): Obj | undefined {
   return isObj(message) && isObj(message.result) ? message.result : undefined;
 }
 
+/** A JSON-RPC response or message object, however lenient (`jsonrpc` marker, or a `result` / `error` member). */
+function isJsonRpc(message: unknown): boolean {
+  return isObj(message) && (message.jsonrpc === '2.0' || 'result' in message || 'error' in message);
+}
+
 function errorOf(message: unknown): { code: number; message: string; data?: unknown } | undefined {
   if (!isObj(message) || !isObj(message.error) || typeof message.error.code !== 'number') return undefined;
   const e = message.error;
@@ -103,9 +108,10 @@ export function classifyDiscoverAnswer(o: ProbeObservation, modernVersions: read
     if (mutual(modernVersions, theirs)) return { verdict: 'modern', evidence: `DiscoverResult supports ${theirs.join(', ')}`, discover: result };
     return { verdict: 'try-initialize', evidence: `DiscoverResult lists no mutual modern version (${theirs.join(', ')})` };
   }
-  if (http && o.status >= 200 && o.status <= 299 && !err) return { verdict: 'not-mcp', evidence: `${describe(o)}: not a DiscoverResult` };
-  if (http && o.status < 400 && !err) return { verdict: 'not-mcp', evidence: describe(o) };
-  // 4xx with an empty, non-JSON or unrecognised body; any other stdio error reply.
+  // A success that is not JSON-RPC at all (an HTML page, plain JSON) is no MCP server.
+  if (http && o.status < 400 && !isJsonRpc(o.message)) return { verdict: 'not-mcp', evidence: `${describe(o)}: not a JSON-RPC answer` };
+  // §2.7: anything else that is neither a valid DiscoverResult nor a recognised modern error is legacy,
+  // e.g. a lenient legacy server's 200 `result: {}`, a 4xx with an empty, non-JSON or unrecognised body.
   return { verdict: 'try-initialize', evidence: `${describe(o)}: no modern evidence` };
 }
 

@@ -7,7 +7,7 @@ import { probeSse } from './detect-sse.js';
 import { deleteSession, describeObservation, HTTP_PROBE_TIMEOUT_MS, observePost } from './http-observe.js';
 import { discoverProbe, initializeProbe } from './probe-requests.js';
 import { factsFromDiscover, factsFromInitialize } from './upstream-facts.js';
-import { LATEST_MODERN_VERSION, MODERN_VERSIONS } from './versions.js';
+import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, MODERN_VERSIONS } from './versions.js';
 
 export interface DetectHttpOptions {
   logger: Logger;
@@ -58,6 +58,8 @@ export async function detectHttp(url: string, headers: Record<string, string>, o
       log.debug('probe.discover', { attempt, verdict: d.verdict, evidence: d.evidence });
       if (d.verdict === 'modern') return factsFromDiscover(d.discover, 'streamable-http');
       stopUnlessEra(url, d, o, trail);
+      // A lenient legacy server may have opened a session for the probe (a 200 `result: {}`): end it politely.
+      if (o.kind === 'http' && o.sessionId) await deleteSession(url, headers, o.sessionId, LATEST_LEGACY_VERSION);
       if (d.verdict !== 'retry-modern' || attempt === 2) break;
       version = d.version;
     }

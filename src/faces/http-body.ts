@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { RpcCode } from '../jsonrpc/codes.js';
 import type { RpcErrorBody } from '../jsonrpc/messages.js';
+import { DEFAULT_MAX_JSON_DEPTH, parseInboundJson } from './inbound-json.js';
 
 /** A parsed JSON body, or the whole-reply error that refuses it. */
 export type BodyOutcome = { ok: true; body: unknown } | { ok: false; status: number; error: RpcErrorBody };
@@ -19,9 +20,10 @@ function tooLarge(max: number): BodyOutcome {
 /**
  * Reads one POST body: 415 unless JSON, 413 past `maxBytes` (checked on
  * Content-Length first, then while streaming), 400 -32700 when it does not
- * parse ([SDK] statuses, digest §2.6).
+ * parse ([SDK] statuses, digest §2.6), 400 -32600 when it nests deeper than
+ * `maxDepth` or carries a numeric id JSON cannot hold exactly (inbound-json).
  */
-export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyOutcome> {
+export async function readJsonBody(req: IncomingMessage, maxBytes: number, maxDepth: number = DEFAULT_MAX_JSON_DEPTH): Promise<BodyOutcome> {
   if (!isJsonMediaType(req.headers['content-type'])) {
     return { ok: false, status: 415, error: { code: RpcCode.ServerError, message: 'Unsupported Media Type: Content-Type must be application/json' } };
   }
@@ -32,11 +34,8 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   if (read instanceof Error) {
     return { ok: false, status: 400, error: { code: RpcCode.ServerError, message: `Bad Request: could not read the body (${read.message})` } };
   }
-  try {
-    return { ok: true, body: JSON.parse(read.toString('utf8')) };
-  } catch {
-    return { ok: false, status: 400, error: { code: RpcCode.ParseError, message: 'Parse error: the body is not valid JSON' } };
-  }
+  const parsed = parseInboundJson(read.toString('utf8'), maxDepth, 'Parse error: the body is not valid JSON');
+  return parsed.ok ? parsed : { ok: false, status: 400, error: parsed.error };
 }
 
 /**

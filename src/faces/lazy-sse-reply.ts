@@ -49,13 +49,14 @@ export class LazySseReply {
    * Ends the reply with the final answer: one JSON body, or on SSE one event per
    * message. An absent answer (a cancelled request) still ends the reply, as an
    * empty SSE stream, since a request must get JSON or SSE (digest §4.3).
+   * `status` applies to a JSON reply only: once on SSE, 200 has been sent.
    */
-  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined): void {
+  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined, status = 200): void {
     if (!this.open) return;
     this.finished = true;
     if (!this.stream && answer !== undefined) {
       const body = JSON.stringify(answer);
-      this.res.writeHead(200, { 'content-type': 'application/json', ...this.opts.headers });
+      this.res.writeHead(status, { 'content-type': 'application/json', ...this.opts.headers });
       this.res.end(body);
       return;
     }

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
 import type { ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
-import { toRpcErrorBody } from '../errors.js';
+import { httpStatusForCode, toRpcErrorBody } from '../errors.js';
+import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LazySseReply } from './lazy-sse-reply.js';
@@ -107,8 +108,8 @@ export class ModernPost {
       set.delete(entry);
       if (set.size === 0 && this.inflight.get(key) === set) this.inflight.delete(key);
     }
-    // Handler errors stay in-band at 200 (digest §1.10); a cancelled request gets no answer.
-    reply.finish(signal.aborted ? undefined : response);
+    // A cancelled request gets no answer; handler errors stay in-band at 200, except the MCP codes (digest §1.10).
+    reply.finish(signal.aborted ? undefined : response, statusFor(response));
   }
 
   /**
@@ -122,6 +123,15 @@ export class ModernPost {
   private onNotification(n: JSONRPCNotification, _req: IncomingMessage): void {
     this.log.debug('modern.notification_dropped', { method: n.method });
   }
+}
+
+/** The 2026 codes whose HTTP status the spec fixes, whoever produced them (digest §1.10 table: 400). */
+const MCP_STATUS_CODES: ReadonlySet<number> = new Set([RpcCode.HeaderMismatch, RpcCode.MissingRequiredClientCapability, RpcCode.UnsupportedProtocolVersion]);
+
+/** The status of a JSON reply carrying `response`; other handler errors (-32601, -32602, -32603…) stay at 200 ([SDK]). */
+function statusFor(response: JSONRPCResponse): number {
+  const code = 'error' in response ? (response.error as { code?: unknown }).code : undefined;
+  return typeof code === 'number' && MCP_STATUS_CODES.has(code) ? httpStatusForCode(code) : 200;
 }
 
 /** Map key that keeps 1 and "1" apart. */

@@ -32,6 +32,8 @@ export class SseSessions {
   /** GET /sse: opens a session whose first event is `endpoint` (SDK v1 convention: `?sessionId=`). */
   handleGet(_req: IncomingMessage, res: ServerResponse): void {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
+    if (!release) return legacyHttpError(res, 503, RpcCode.ServerError, this.opts.sessions!.refusal(), { 'retry-after': '1' });
     const id = randomBytes(32).toString('hex');
     const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs });
     const driver = new LegacySessionDriver({
@@ -47,6 +49,7 @@ export class SseSessions {
     // The stream is the session: when either ends, so does the other.
     stream.onClose(() => void driver.close('client closed the SSE stream'));
     driver.onClose(() => {
+      release();
       this.sessions.delete(id);
       stream.end();
     });

@@ -7,6 +7,7 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, isRequest, isResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LineBuffer, LineTooLongError } from '../wire/index.js';
+import { parseInboundJson } from './inbound-json.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { hasEnvelopeClaim, validateModernMessage } from './modern-validation.js';
 
@@ -17,6 +18,10 @@ export interface StdioFaceOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
   inputTimeoutMs?: number;
+  /** Longest accepted stdin line; a longer one is answered -32700 and skipped. */
+  maxLineBytes?: number;
+  /** Deeper JSON is answered -32600 before parsing. */
+  maxJsonDepth?: number;
 }
 
 /**
@@ -35,11 +40,13 @@ export class StdioFace {
   private phase: Phase = 'opening';
   private driver: LegacySessionDriver | undefined;
   private readonly inflight = new Map<string, AbortController>();
-  private readonly lines = new LineBuffer();
+  private readonly lines: LineBuffer;
   private readonly input: NodeJS.ReadableStream;
   private readonly output: NodeJS.WritableStream;
   private readonly log: Logger;
   private outputOpen = true;
+  /** Inside a line that outgrew `maxLineBytes`: its bytes are dropped up to its newline. */
+  private skipping = false;
   private closing: Promise<void> | undefined;
   private markDone!: () => void;
   private readonly onData = (chunk: Buffer | string) => this.receive(chunk);
@@ -49,6 +56,7 @@ export class StdioFace {
     this.input = opts.input ?? process.stdin;
     this.output = opts.output ?? process.stdout;
     this.log = opts.logger.child({ face: 'stdio' });
+    this.lines = new LineBuffer({ maxLineBytes: opts.maxLineBytes });
     this.done = new Promise((resolve) => (this.markDone = resolve));
   }
 
@@ -87,28 +95,43 @@ export class StdioFace {
     this.markDone();
   }
 
+  /**
+   * Feeds the buffer one line at a time, so an oversized line costs only
+   * itself: the lines after it in the same chunk are still read, and its tail
+   * in later chunks is skipped up to its newline (one error per long line).
+   */
   private receive(chunk: Buffer | string): void {
-    let lines: string[];
-    try {
-      lines = this.lines.push(chunk);
-    } catch (err) {
-      if (!(err instanceof LineTooLongError)) throw err;
-      for (const l of err.completed) this.line(l);
-      this.write(errorResponse(null, { code: RpcCode.ParseError, message: `Parse error: ${err.message}` }));
-      return;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let start = 0;
+    while (start < bytes.length) {
+      const nl = bytes.indexOf(0x0a, start);
+      const end = nl === -1 ? bytes.length : nl + 1;
+      const piece = bytes.subarray(start, end);
+      start = end;
+      if (this.skipping) {
+        if (nl !== -1) this.skipping = false;
+        continue;
+      }
+      let lines: string[];
+      try {
+        lines = this.lines.push(piece);
+      } catch (err) {
+        if (!(err instanceof LineTooLongError)) throw err;
+        this.write(errorResponse(null, { code: RpcCode.ParseError, message: `Parse error: ${err.message} (see --max-line)` }));
+        this.skipping = nl === -1;
+        continue;
+      }
+      for (const l of lines) this.line(l);
     }
-    for (const l of lines) this.line(l);
   }
 
   private line(text: string): void {
-    let msg: unknown;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      this.write(errorResponse(null, { code: RpcCode.ParseError, message: 'Parse error: the line is not valid JSON' }));
+    const parsed = parseInboundJson(text, this.opts.maxJsonDepth, 'Parse error: the line is not valid JSON');
+    if (!parsed.ok) {
+      this.write(errorResponse(null, parsed.error));
       return;
     }
-    this.dispatch(msg);
+    this.dispatch(parsed.body);
   }
 
   private dispatch(msg: unknown): void {
@@ -130,6 +153,11 @@ export class StdioFace {
     if (isResponse(msg)) {
       this.log.warn('stdio.response_before_epoch', {});
       return;
+    }
+    // After a server/discover probe only `initialize` switches to legacy ([SDK] serveStdio, digest §3); anything else pins modern.
+    if (this.phase === 'probe' && !hasEnvelopeClaim(msg) && !(isRequest(msg) && msg.method === 'initialize')) {
+      this.phase = 'modern';
+      return this.toModern(msg);
     }
     if (!hasEnvelopeClaim(msg)) {
       this.phase = 'legacy';

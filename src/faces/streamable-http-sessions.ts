@@ -4,11 +4,13 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { LegacyHandler } from '../contracts/downstream.js';
 import { isSupportedLegacyVersion, LEGACY_VERSIONS } from '../epochs/versions.js';
 import { RpcCode } from '../jsonrpc/codes.js';
-import { isRequest, isResponse } from '../jsonrpc/messages.js';
+import { errorResponse, isRequest, isResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LazySseReply } from './lazy-sse-reply.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { legacyHttpError } from './legacy-http-error.js';
+import type { Refusal } from './request-gate.js';
+import type { SessionBudget } from './session-budget.js';
 import { SseStream } from './sse-stream.js';
 
 /** What every legacy face class is built with. */
@@ -19,6 +21,14 @@ export interface LegacyFaceOptions {
   sessionIdleMs: number;
   allowOrigins: string[];
   inputTimeoutMs?: number;
+  /** Shared bound on downstream sessions across the legacy faces; unbounded when absent. */
+  sessions?: SessionBudget;
+  /** Largest WebSocket message (frames are the only body the WebSocket face reads). */
+  maxMessageBytes?: number;
+  /** JSON nesting bound for WebSocket frames (HTTP bodies are checked by the app). */
+  maxJsonDepth?: number;
+  /** Host / Origin / token checks for requests that bypass the app (WebSocket upgrades). */
+  gate?: (req: IncomingMessage) => Refusal | undefined;
 }
 
 interface HttpSession {
@@ -128,7 +138,15 @@ export class StreamableHttpSessions {
 
   private async initialize(res: ServerResponse, body: unknown): Promise<void> {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
+    if (!release) {
+      const id = isRequest(body) ? body.id : null;
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() })));
+      return;
+    }
     const s = this.createSession(randomBytes(32).toString('hex'));
+    s.driver.onClose(release);
     const answer = await s.driver.receive(body);
     if (!s.driver.initialized || this.closing) {
       await s.driver.close('initialize refused');

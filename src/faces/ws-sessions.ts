@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RpcCode } from '../jsonrpc/codes.js';
-import { errorResponse } from '../jsonrpc/messages.js';
+import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
+import { parseInboundJson } from './inbound-json.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { isOriginAllowed } from './origin.js';
 import type { LegacyFaceOptions } from './streamable-http-sessions.js';
@@ -13,6 +14,8 @@ import type { LegacyFaceOptions } from './streamable-http-sessions.js';
 const SUBPROTOCOL = 'mcp';
 /** How long close() waits for clients to finish the closing handshake before cutting them off. */
 const CLOSE_GRACE_MS = 1_000;
+/** ws's own default is 100 MiB; the face's is the HTTP body limit's default. */
+const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Initialize-era clients over WebSocket: one session per socket, one JSON-RPC
@@ -20,21 +23,25 @@ const CLOSE_GRACE_MS = 1_000;
  * ends the other.
  */
 export class WsSessions {
-  private readonly wss = new WebSocketServer({
-    noServer: true,
-    handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
-  });
+  private readonly wss: WebSocketServer;
   private readonly sockets = new Map<WebSocket, LegacySessionDriver>();
   private detach: (() => void) | undefined;
   private closing = false;
 
-  constructor(private readonly opts: LegacyFaceOptions) {}
+  constructor(private readonly opts: LegacyFaceOptions) {
+    // A larger message closes the socket with 1009 (RFC 6455 §7.4.1).
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+    });
+  }
 
   get size(): number {
     return this.sockets.size;
   }
 
-  /** Serves WebSocket upgrades to `path` on `server`; Origin is checked before the handshake. */
+  /** Serves WebSocket upgrades to `path` on `server`; Origin, the gate (Host, token) and the session budget are checked before the handshake. */
   attach(server: http.Server, path = '/ws'): void {
     const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) {
@@ -42,8 +49,18 @@ export class WsSessions {
         if (server.listenerCount('upgrade') === 1) refuseUpgrade(socket, 404, 'Not Found');
         return;
       }
-      if (!isOriginAllowed(req.headers.origin, this.opts.allowOrigins)) return refuseUpgrade(socket, 403, 'Forbidden');
+      // The gate checks Origin itself, after Host, as the HTTP routes do.
+      if (!this.opts.gate && !isOriginAllowed(req.headers.origin, this.opts.allowOrigins)) return refuseUpgrade(socket, 403, 'Forbidden');
+      const refused = this.opts.gate?.(req);
+      if (refused) {
+        this.opts.logger.warn('legacy.ws.refused', { reason: refused.reason, status: refused.status });
+        return refuseUpgrade(socket, refused.status, STATUS_TEXT[refused.status] ?? 'Forbidden', refused);
+      }
       if (this.closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
+      const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
+      if (!release) return refuseUpgrade(socket, 503, 'Service Unavailable', { error: { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() }, headers: { 'retry-after': '1' } });
+      // The raw socket closes however the upgrade ends (refused mid-handshake, or the session's end).
+      socket.once('close', release);
       this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws));
     };
     server.on('upgrade', onUpgrade);
@@ -80,13 +97,12 @@ export class WsSessions {
     heartbeat?.unref();
 
     ws.on('message', (data) => {
-      let msg: unknown;
-      try {
-        msg = JSON.parse(frameText(data));
-      } catch {
-        sendFrame(ws, errorResponse(null, { code: RpcCode.ParseError, message: 'Parse error' }));
+      const parsed = parseInboundJson(frameText(data), this.opts.maxJsonDepth, 'Parse error');
+      if (!parsed.ok) {
+        sendFrame(ws, errorResponse(null, parsed.error));
         return;
       }
+      const msg = parsed.body;
       // Not awaited: a call waiting for elicitation must not block the frame that answers it.
       driver.receive(msg).then(
         (answer) => answer !== undefined && sendFrame(ws, answer),
@@ -116,7 +132,13 @@ function frameText(data: RawData): string {
   return Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data).toString('utf8');
 }
 
-function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 421: 'Misdirected Request' };
+
+/** Ends an upgrade with a plain HTTP refusal; with `detail`, a JSON-RPC error body (id null) and its headers. */
+function refuseUpgrade(socket: Duplex, status: number, reason: string, detail?: { error: RpcErrorBody; headers?: Record<string, string> }): void {
+  const body = detail ? JSON.stringify(errorResponse(null, detail.error)) : '';
+  const extra = Object.entries(detail?.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const type = detail ? 'Content-Type: application/json\r\n' : '';
   socket.once('finish', () => socket.destroy());
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\n${type}${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }

@@ -7,7 +7,7 @@ export interface GetStreamOptions {
   logger: Logger;
   /** Each message of the stream (unsolicited requests and notifications, resumed responses). */
   onMessage(msg: unknown): void;
-  /** The session is gone: 404, or a re-open refused after the stream once worked. */
+  /** The session is gone: 404 on a session with an id, or a re-open refused after the stream once worked. */
   onExpired(detail: string): void;
   /** The server could not be reached `maxConnectFailures` times in a row. */
   onUnreachable(detail: string): void;
@@ -20,8 +20,8 @@ export interface GetStreamOptions {
 const TRANSIENT = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
 
 /**
- * The standalone GET stream of one session (digest §4.3, §5.4): opened after
- * `initialized`, re-opened while the session lives when it drops, honouring
+ * The standalone GET stream of one session (digest §4.3, §5.4): opened once
+ * the session exists, re-opened while the session lives when it drops, honouring
  * `retry` and sending `Last-Event-ID` once ids were seen, with bounded backoff.
  */
 export class GetStream {
@@ -33,6 +33,11 @@ export class GetStream {
 
   constructor(opts: GetStreamOptions) {
     this.opts = opts;
+  }
+
+  /** True once the server has accepted the stream at least once. */
+  get connected(): boolean {
+    return this.everConnected;
   }
 
   /** Starts the loop; resolves once the first attempt is settled (connected, refused or failed). */
@@ -72,6 +77,12 @@ export class GetStream {
         await res.body?.cancel().catch(() => undefined);
         firstSettled();
         if (this.stopped) return;
+        // A stateless server (it issued no Mcp-Session-Id) answering 404/405 just has no GET stream:
+        // there is no session that could have expired (digest §4.3 "Sessions").
+        if (client.sessionId === undefined && (res.status === 404 || res.status === 405)) {
+          logger.debug('upstream.get_stream.none', { status: res.status, stateless: true });
+          return;
+        }
         if (res.status === 404) return this.opts.onExpired('GET answered 404');
         if (TRANSIENT.has(res.status)) {
           quiet += 1;

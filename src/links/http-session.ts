@@ -11,6 +11,7 @@ import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream } from './message-stream-reader.js';
 import { PostExchange, type PendingCall } from './post-exchange.js';
 import { ProgressTokens } from './progress-tokens.js';
+import { SessionMemo } from './session-memo.js';
 
 export interface HttpSessionOptions {
   logger: Logger;
@@ -19,6 +20,9 @@ export interface HttpSessionOptions {
 
 /** How long `open` waits for the GET stream before answering anyway. */
 const GET_STREAM_WAIT_MS = 2_000;
+
+/** Unsolicited notifications kept for the session's owner while it has none yet. */
+const EARLY_NOTIFICATIONS_MAX = 64;
 
 /**
  * One initialize-era session over Streamable HTTP (digest §4.1, §4.3): server
@@ -41,9 +45,15 @@ export class HttpSession implements LegacyUpstreamSession {
   private readonly closeListeners: Array<(reason: string) => void> = [];
   private readonly exchange: PostExchange;
   private unsolicited: UnsolicitedHandlers | undefined;
+  /** Unsolicited notifications that arrived before any handler was set. */
+  private readonly early: JSONRPCNotification[] = [];
   private getStream: GetStream | undefined;
   private nextId = 1;
   private endReason: string | undefined;
+  /** Log level and subscriptions set through this session, replayed after a re-initialize. */
+  private readonly memo = new SessionMemo();
+  /** Set while the session is being initialized again under a new id; calls wait for it. */
+  private reinit: Promise<boolean> | undefined;
 
   private constructor(client: HttpSessionClient, init: UpstreamInit, opts: HttpSessionOptions) {
     this.client = client;
@@ -52,32 +62,48 @@ export class HttpSession implements LegacyUpstreamSession {
     this.log = opts.logger.child({ session: this.id });
     this.exchange = new PostExchange(client, {
       dispatch: (msg, call) => this.dispatch(msg, call),
-      expire: () => this.end('session expired'),
+      expire: (stale) => this.sessionGone(stale, 'a POST was refused'),
       logger: this.log,
     });
   }
 
-  /** initialize → keep Mcp-Session-Id → initialized → GET stream (digest §4.1, §4.3). */
+  /**
+   * initialize → keep Mcp-Session-Id → GET stream → initialized (digest §4.1, §4.3).
+   * The GET stream opens before `initialized` because servers announce what they
+   * set up on `initialized` (server-everything registers its capability-gated
+   * tools then: `tools/list_changed`) at once, on a stream that must exist by
+   * then. A server that refuses the GET before `initialized` is asked again after.
+   */
   static async open(client: HttpSessionClient, init: UpstreamInit, opts: HttpSessionOptions): Promise<HttpSession> {
     const s = new HttpSession(client, init, opts);
     try {
       s.initializeResult = await s.handshake();
+      await s.openGetStream();
+      await s.notify('notifications/initialized');
+      if (!s.getStream?.connected && !s.closed) await s.openGetStream();
     } catch (err) {
       await s.close();
       throw err;
     }
-    s.getStream = new GetStream({
-      client,
-      logger: s.log,
-      onMessage: (m) => s.dispatch(m, undefined),
-      onExpired: (detail) => {
-        s.log.info('upstream.session.expired', { detail });
-        s.end('session expired');
-      },
-      onUnreachable: (detail) => s.end(`upstream unreachable (${detail})`),
-    });
-    await Promise.race([s.getStream.start(), new Promise((r) => setTimeout(r, GET_STREAM_WAIT_MS).unref())]);
+    s.log.debug('upstream.session.open', { protocolVersion: s.initializeResult.protocolVersion });
     return s;
+  }
+
+  private async openGetStream(): Promise<void> {
+    this.getStream?.stop();
+    // The stream belongs to the session id it was opened under; a later expiry names that one.
+    const sessionId = this.client.sessionId;
+    this.getStream = new GetStream({
+      client: this.client,
+      logger: this.log,
+      onMessage: (m) => this.dispatch(m, undefined),
+      onExpired: (detail) => {
+        this.log.info('upstream.session.expired', { detail });
+        void this.sessionGone(sessionId, detail);
+      },
+      onUnreachable: (detail) => this.end(`upstream unreachable (${detail})`),
+    });
+    await Promise.race([this.getStream.start(), new Promise((r) => setTimeout(r, GET_STREAM_WAIT_MS).unref())]);
   }
 
   get closed(): boolean {
@@ -115,12 +141,10 @@ export class HttpSession implements LegacyUpstreamSession {
       throw new BridgeError('BRIDGE_ERR_UPSTREAM_NOT_MCP', `upstream offered protocol version ${String(result.protocolVersion)}, which the bridge does not speak`);
     }
     if (LEGACY_FEATURES.protocolVersionHeader(result.protocolVersion)) this.client.protocolVersion = result.protocolVersion;
-    await this.notify('notifications/initialized');
-    this.log.debug('upstream.session.open', { protocolVersion: result.protocolVersion });
     return result;
   }
 
-  call(req: OutboundRequest, handlers: CallHandlers = {}): Promise<RpcOutcome> {
+  call(req: OutboundRequest, handlers: CallHandlers = {}, replaying = false): Promise<RpcOutcome> {
     if (this.closed) return Promise.resolve(internal(`upstream session is closed (${req.method})`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
     const id = this.nextId++;
     const params = this.progress.rewrite(req.params, id);
@@ -141,8 +165,53 @@ export class HttpSession implements LegacyUpstreamSession {
       if (handlers.signal?.aborted) return call.settle(internal(`upstream call ${req.method} cancelled`));
       handlers.signal?.addEventListener('abort', onAbort, { once: true });
       this.pending.set(id, call);
-      void this.exchange.run(call, request(id, req.method, params));
+      const run = () => this.exchange.run(call, request(id, req.method, params));
+      // Calls made while the session is re-initialized go out under the new id; the replay itself does not wait.
+      if (this.reinit && !replaying) void this.reinit.then(run);
+      else void run();
+    }).then((outcome) => {
+      this.memo.remember(req.method, req.params, outcome);
+      return outcome;
     });
+  }
+
+  /**
+   * The server no longer knows the session `staleId` (digest §4.3 Sessions: a
+   * 404, or the 400 of SDK-example servers; a restarted server forgets them all).
+   * Initialize again with the same init under a new `Mcp-Session-Id`, restore
+   * the log level and subscriptions, and go on as the same session, so owners
+   * and pooled leases never notice. Resolves false once the session has ended
+   * instead (the server cannot be initialized again).
+   */
+  private sessionGone(staleId: string | undefined, detail: string): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.reinit) return this.reinit;
+    if (staleId !== this.client.sessionId) return Promise.resolve(true);
+    const run = this.reinitialize(staleId, detail).finally(() => {
+      if (this.reinit === run) this.reinit = undefined;
+    });
+    this.reinit = run;
+    return run;
+  }
+
+  private async reinitialize(staleId: string | undefined, detail: string): Promise<boolean> {
+    this.log.info('upstream.session.reinitialize', { detail, previous: staleId });
+    this.getStream?.stop();
+    this.client.sessionId = undefined;
+    try {
+      this.initializeResult = await this.handshake();
+      await this.openGetStream();
+      await this.notify('notifications/initialized');
+      for (const req of this.memo.replay()) {
+        const outcome = await this.call(req, {}, true);
+        if ('error' in outcome) this.log.warn('upstream.session.replay_failed', { method: req.method, error: outcome.error.message });
+      }
+    } catch (err) {
+      this.end(`session expired (${detail}) and could not be initialized again: ${(err as Error).message}`);
+      return false;
+    }
+    this.log.info('upstream.session.reinitialized', { previous: staleId, protocolVersion: this.initializeResult.protocolVersion });
+    return !this.closed;
   }
 
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
@@ -152,6 +221,7 @@ export class HttpSession implements LegacyUpstreamSession {
 
   setUnsolicitedHandlers(h: UnsolicitedHandlers | undefined): void {
     this.unsolicited = h;
+    if (h) for (const n of this.early.splice(0)) h.notification(n);
   }
 
   onClose(listener: (reason: string) => void): void {
@@ -203,6 +273,8 @@ export class HttpSession implements LegacyUpstreamSession {
     }
     if (call?.handlers.onNotification && !call.settled) call.handlers.onNotification(n);
     else if (this.unsolicited) this.unsolicited.notification(n);
+    // Before the pool takes the session (the `initialized` POST may be answered after the GET stream spoke): kept, bounded.
+    else if (this.early.length < EARLY_NOTIFICATIONS_MAX) this.early.push(n);
   }
 
   /** ping locally; else the call's handler, then the unsolicited one (digest §5.3 A.9). */

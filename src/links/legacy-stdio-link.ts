@@ -16,6 +16,8 @@ export interface StdioLinkOptions {
   callTimeoutMs?: number;
   /** How long close() waits at each shutdown step (stdin EOF, SIGTERM) before escalating. */
   shutdownGraceMs?: number;
+  /** Longest stdout line accepted from the child. */
+  maxLineBytes?: number;
 }
 
 /**
@@ -61,6 +63,7 @@ export class LegacyStdioLink implements LegacyLink {
       cwd: this.opts.cwd,
       logger: this.opts.logger,
       name,
+      maxLineBytes: this.opts.maxLineBytes,
     });
     this.track(child);
     try {

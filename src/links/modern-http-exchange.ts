@@ -14,6 +14,8 @@ export interface ModernExchange {
   signal: AbortSignal;
   onNotification?(n: JSONRPCNotification): void;
   logger: Logger;
+  /** Defaults to the global fetch (the daemon passes one that bounds SSE line length). */
+  fetch?: typeof fetch;
 }
 
 const BODY_SNIPPET = 200;
@@ -35,7 +37,7 @@ function abortMessage(signal: AbortSignal): string {
 export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> {
   let res: Response;
   try {
-    res = await fetch(x.url, { method: 'POST', headers: x.headers, body: JSON.stringify(x.body), signal: x.signal });
+    res = await (x.fetch ?? fetch)(x.url, { method: 'POST', headers: x.headers, body: JSON.stringify(x.body), signal: x.signal });
   } catch (err) {
     if (x.signal.aborted) return failure(abortMessage(x.signal));
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -49,8 +51,9 @@ export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> 
     if (x.signal.aborted) return failure(abortMessage(x.signal));
     return failure(`upstream stream failed during ${x.body.method}: ${(err as Error).message}`);
   } finally {
-    // Releases the connection when we stop reading early (final response seen, or abort).
-    res.body?.cancel().catch(() => undefined);
+    // Releases the connection when we stop reading early (final response seen, or abort). A body
+    // read whole is already released; touching `res.body` then would build a stream just to cancel it.
+    if (!res.bodyUsed) res.body?.cancel().catch(() => undefined);
   }
 }
 

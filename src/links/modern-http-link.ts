@@ -17,6 +17,7 @@ export interface ModernHttpLinkOptions {
   logger: Logger;
   /** Deadline of a call without its own `timeoutMs`; `subscriptions/listen` has none by default. */
   callTimeoutMs?: number;
+  fetch?: typeof fetch;
 }
 
 const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
@@ -141,6 +142,7 @@ export class ModernHttpLink implements ModernLink {
         signal: controller.signal,
         onNotification: handlers.onNotification,
         logger: this.log,
+        fetch: this.opts.fetch,
       });
       this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
       return outcome;

@@ -16,6 +16,8 @@ export interface ModernStdioLinkOptions {
   callTimeoutMs?: number;
   /** Prefix of the child's stderr lines. */
   name?: string;
+  /** Longest stdout line accepted from the child. */
+  maxLineBytes?: number;
 }
 
 const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
@@ -120,6 +122,7 @@ export class ModernStdioLink implements ModernLink {
       cwd: this.opts.cwd,
       logger: this.opts.logger,
       name: this.opts.name,
+      maxLineBytes: this.opts.maxLineBytes,
     });
     child.onMessage((msg) => {
       for (const one of Array.isArray(msg) ? msg : [msg]) {

@@ -23,8 +23,12 @@ export interface PendingCall {
 export interface PostExchangeHooks {
   /** Routes a message that arrived on `call`'s stream. */
   dispatch(msg: unknown, call: PendingCall): void;
-  /** The server answered 404: the session is gone (digest §4.3 Sessions). */
-  expire(): void;
+  /**
+   * The server no longer knows the session the message was sent with (digest §4.3
+   * Sessions). Resolves true once the session runs under a new `Mcp-Session-Id`
+   * (the message may be sent again), false when it has ended instead.
+   */
+  expire(staleSessionId: string | undefined): Promise<boolean>;
   logger: Logger;
 }
 
@@ -47,15 +51,26 @@ export class PostExchange {
     this.hooks = hooks;
   }
 
-  /** Runs one call to its end; every path settles it (never rejects). */
+  /**
+   * Runs one call to its end; every path settles it (never rejects). A call the
+   * server refused because it forgot the session was never processed, so it is
+   * sent once more on the re-initialized session.
+   */
   async run(call: PendingCall, body: JSONRPCRequest): Promise<void> {
     const onMessage = (m: unknown) => this.hooks.dispatch(m, call);
     const onInvalid = () => this.hooks.logger.warn('upstream.message.not_json', { method: call.method });
     try {
-      const res = await this.client.post(body, call.ac.signal);
-      if (res.status === 404) {
-        await drain(res);
-        return this.hooks.expire();
+      let res: Response;
+      for (let attempt = 0; ; attempt++) {
+        const sentWith = this.client.sessionId;
+        res = await this.client.post(body, call.ac.signal);
+        const gone = await sessionGone(res, sentWith);
+        if (!gone) break;
+        if (attempt === 0 && (await this.hooks.expire(sentWith)) && !call.settled) {
+          this.hooks.logger.info('upstream.session_retry', { method: call.method, detail: gone.detail });
+          continue;
+        }
+        return call.settle(internal(`upstream session expired (${gone.detail}) before ${call.method} was processed`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
       }
       if (!res.ok) return call.settle({ error: await errorFromStatus(res) });
       const cursor: StreamCursor = {};
@@ -64,10 +79,13 @@ export class PostExchange {
       for (let i = 0; !call.settled && cursor.lastEventId !== undefined && i < MAX_RESUMES; i++) {
         await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac.signal);
         if (call.settled) return;
+        const sentWith = this.client.sessionId;
         const again = await this.client.get(cursor.lastEventId, call.ac.signal);
         if (again.status === 404) {
           await drain(again);
-          return this.hooks.expire();
+          // The response this stream owed died with the session; the call cannot be resumed.
+          void this.hooks.expire(sentWith);
+          return call.settle(internal(`upstream session expired while ${call.method} was being answered`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
         }
         if (!again.ok) {
           await drain(again);
@@ -84,11 +102,13 @@ export class PostExchange {
 
   /** POSTs a notification or a response; rejects unless the server accepts it (202, or any 2xx). */
   async send(msg: JSONRPCMessage): Promise<void> {
+    const sentWith = this.client.sessionId;
     const res = await this.client.post(msg, AbortSignal.timeout(SEND_TIMEOUT_MS));
-    if (res.status === 404) {
-      await drain(res);
-      this.hooks.expire();
-      throw new TransportError(404, '', 'upstream session expired');
+    const gone = await sessionGone(res, sentWith);
+    if (gone) {
+      // A notification or a response belongs to the old session: it is not sent again.
+      void this.hooks.expire(sentWith);
+      throw new TransportError(res.status, '', `upstream session expired (${gone.detail})`);
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');
@@ -96,6 +116,31 @@ export class PostExchange {
     }
     await drain(res);
   }
+}
+
+/**
+ * Whether a POST was refused because the server forgot the session it carried:
+ * 404 (digest §4.3 Sessions), or the 400 "No valid session ID" that servers
+ * built on the SDK examples (server-everything among them) answer instead.
+ * A body read to decide is consumed; anything else is left for the caller.
+ */
+async function sessionGone(res: Response, sentWith: string | undefined): Promise<{ detail: string } | undefined> {
+  if (sentWith === undefined || (res.status !== 404 && res.status !== 400)) return undefined;
+  if (res.status === 404) {
+    await drain(res);
+    return { detail: 'HTTP 404' };
+  }
+  const text = await res.clone().text().catch(() => '');
+  let message = '';
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isErrorResponse(parsed)) message = String(parsed.error.message);
+  } catch {
+    // not JSON: not a session refusal
+  }
+  if (!/session/i.test(message)) return undefined;
+  await drain(res);
+  return { detail: `HTTP 400: ${message.slice(0, 100)}` };
 }
 
 /** A non-2xx answer: the server's own JSON-RPC error when it sent one, else the status. */

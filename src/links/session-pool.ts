@@ -12,6 +12,8 @@ export interface PoolOptions {
   /** A session with no lease is closed after this long. */
   idleMs: number;
   logger: Logger;
+  /** Waiting acquires at most; one more is refused at once with BRIDGE_ERR_POOL_EXHAUSTED. Unbounded when absent. */
+  maxQueued?: number;
 }
 
 /** One use of a pooled session; release it when the call is done. */
@@ -109,6 +111,12 @@ export class SessionPool {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
       this.pump();
+      // Waiting beyond the sessions now opening means queued; past the bound the caller hears it now, not after a long wait.
+      const max = this.opts.maxQueued;
+      if (max !== undefined && this.waiters.includes(waiter) && this.waiters.length - this.openingCount() > max) {
+        this.removeWaiter(waiter);
+        waiter.fail(new BridgeError('BRIDGE_ERR_POOL_EXHAUSTED', `upstream busy: ${max} calls are already waiting for a pooled upstream session (--max-queued, --pool-max)`));
+      }
     });
   }
 
@@ -354,6 +362,12 @@ export class SessionPool {
   private drop(entry: Entry): void {
     clearTimeout(entry.idleTimer);
     this.entries.delete(entry);
+  }
+
+  private openingCount(): number {
+    let n = 0;
+    for (const e of this.entries) if (!e.session) n++;
+    return n;
   }
 
   private removeWaiter(w: Waiter): void {

@@ -117,27 +117,32 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
     for (const [k, v] of server.sessions) if (v === entry) server.sessions.delete(k);
   }
 
-  it('a 404 on a call expires the session: error outcome, closed, onClose("session expired")', async () => {
+  // Issue 6: a session the server forgot is initialized again under a new id (digest §4.3 Sessions), transparently.
+  it('a 404 on a call re-initializes the session under a new id: the call is answered and the session stays open', async () => {
     const { session, entry } = await open();
     const reasons: string[] = [];
     session.onClose((r) => reasons.push(r));
     forget(entry);
     const outcome = await session.call({ method: 'tools/list' });
-    expect(outcome).toMatchObject({ error: { code: -32603, message: expect.stringContaining('session expired') } });
-    expect(session.closed).toBe(true);
-    expect(reasons).toEqual(['session expired']);
+    expect(outcome).toMatchObject({ result: { tools: expect.arrayContaining([expect.objectContaining({ name: 'slow' })]) } });
+    expect(session.closed).toBe(false);
+    expect(reasons).toEqual([]);
+    expect(server.sessions.size).toBeGreaterThanOrEqual(1);
     await entry.mcp.close();
   });
 
-  it('a GET re-open answered 404 expires the session and fails the call in flight', async () => {
+  it('a GET re-open answered 404 re-initializes the session; the call in flight on the old one fails, the next works', async () => {
     const { session, entry } = await open();
-    const closed = new Promise<string>((resolve) => session.onClose(resolve));
+    const reasons: string[] = [];
+    session.onClose((r) => reasons.push(r));
     const call = session.call({ method: 'tools/call', params: { name: 'slow', arguments: {} } });
     await new Promise((r) => setTimeout(r, 100));
     forget(entry);
-    await entry.mcp.close(); // ends the GET stream; the re-open meets 404
-    expect(await closed).toBe('session expired');
+    await entry.mcp.close(); // ends the GET stream and the call's stream; re-opening them meets 404
     expect(await call).toMatchObject({ error: { code: -32603 } });
+    expect(await session.call({ method: 'tools/list' })).toMatchObject({ result: { tools: expect.any(Array) } });
+    expect(session.closed).toBe(false);
+    expect(reasons).toEqual([]);
   });
 
   it('re-opens a dropped GET stream with Last-Event-ID and receives what was sent meanwhile', async () => {

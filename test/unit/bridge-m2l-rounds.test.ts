@@ -109,14 +109,51 @@ describe('MRTR rounds (modern-to-legacy)', () => {
     expect(done.answers).toEqual([{ action: 'decline' }, { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }]);
   });
 
-  it('an input request whose capability this request did not declare is answered upstream, never embedded', async () => {
-    const { bridge } = setup({
-      'tools/call': async (u) => ({ result: { elicit: await u.ask('elicitation/create', form), sample: await u.ask('sampling/createMessage', { messages: [], maxTokens: 1 }), task: await u.ask('tasks/get', { taskId: 'x' }) } }),
+  it.each([
+    ['elicitation (form)', 'elicitation/create', form, { roots: {} }, { elicitation: {} }],
+    ['elicitation (url)', 'elicitation/create', { mode: 'url', message: 'open', url: 'https://x.test/a', elicitationId: 'e' }, { elicitation: {} }, { elicitation: { url: {} } }],
+    ['sampling', 'sampling/createMessage', { messages: [], maxTokens: 1 }, { roots: {} }, { sampling: {} }],
+    ['sampling with tools', 'sampling/createMessage', { messages: [], maxTokens: 1, tools: [] }, { sampling: {} }, { sampling: { tools: {} } }],
+    ['roots', 'roots/list', undefined, { sampling: {} }, { roots: {} }],
+  ])('an undeclared %s input: -32021 naming just that capability, the server request refused, the call cancelled upstream', async (_name, method, params, caps, required) => {
+    let asked: unknown;
+    const { bridge, link } = setup({
+      'tools/call': async (u) => {
+        asked = await u.ask(method, params as Obj | undefined);
+        return { result: { content: [] } };
+      },
     });
-    const done = result(await bridge.handle(call('t', { roots: {} }), ctx().ctx));
+    const res = await bridge.handle(call('t', caps), ctx().ctx);
+    expect('error' in res && res.error).toEqual({ code: -32021, message: expect.stringContaining(method), data: { requiredCapabilities: required } });
+    await sleep(20);
+    expect((asked as { error: { code: number } }).error.code).toBe(-32601);
+    const upstream = link.sessions[0].calls.find((c) => c.req.method === 'tools/call');
+    expect(upstream?.cancelled).toBe(true);
+    expect(bridge.stats().parked).toBe(0);
+  });
+
+  it('an undeclared input arriving while the call is parked ends it: the retry gets -32021', async () => {
+    const { bridge, link } = setup({
+      'tools/call': async (u) => {
+        void u.ask('elicitation/create', form);
+        await sleep(60);
+        await u.ask('sampling/createMessage', { messages: [], maxTokens: 1 });
+        return { result: { content: [] } };
+      },
+    });
+    const req = call('t', { elicitation: {} });
+    const first = result(await bridge.handle(req, ctx().ctx));
+    expect(Object.keys(first.inputRequests as Obj)).toEqual(['elicit-1']);
+    await sleep(120);
+    expect(link.sessions[0].calls[0].cancelled).toBe(true);
+    const res = await bridge.handle(retry(req, first, { 'elicit-1': { action: 'accept', content: { n: 'x' } } }), ctx().ctx);
+    expect('error' in res && res.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+  });
+
+  it('a server request that is no input method is refused upstream with -32601 and the call goes on', async () => {
+    const { bridge } = setup({ 'tools/call': async (u) => ({ result: { task: await u.ask('tasks/get', { taskId: 'x' }) } }) });
+    const done = result(await bridge.handle(call('t', allCaps), ctx().ctx));
     expect(done.resultType).toBe('complete');
-    expect(done.elicit).toEqual({ action: 'decline' });
-    expect((done.sample as { error: { code: number; message: string } }).error).toMatchObject({ code: -32601, message: expect.stringMatching(/did not declare/) });
     expect((done.task as { error: { code: number } }).error.code).toBe(-32601);
   });
 

@@ -120,6 +120,11 @@ describe('the modern envelope', () => {
     expect(upstreamParams({ cursor: 'c', _meta: { 'io.modelcontextprotocol/clientCapabilities': {} } })).toEqual({ cursor: 'c' });
   });
 
+  it('upstreamParams strips a modern client’s params.task (digest §5.7: no tasks on either side)', () => {
+    expect(upstreamParams({ name: 'echo', arguments: {}, task: { ttl: 60_000 } })).toEqual({ name: 'echo', arguments: {} });
+    expect(upstreamParams({ task: {} })).toBeUndefined();
+  });
+
   it.each([
     ['info', 'info', true],
     ['info', 'error', true],

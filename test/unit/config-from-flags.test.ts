@@ -95,7 +95,8 @@ describe('configFromFlags', () => {
 
 describe('listen from the environment', () => {
   it('MCP_BRIDGE_LISTEN applies when --listen is absent, and --listen wins', () => {
-    expect(configFromFlags({}, ['node'], { MCP_BRIDGE_LISTEN: '0.0.0.0:8808' }).listen).toEqual({ host: '0.0.0.0', port: 8808 });
+    const token = { MCP_BRIDGE_AUTH_TOKEN: 't'.repeat(32) };
+    expect(configFromFlags({}, ['node'], { MCP_BRIDGE_LISTEN: '0.0.0.0:8808', ...token }).listen).toEqual({ host: '0.0.0.0', port: 8808 });
     expect(configFromFlags({ listen: '127.0.0.1:1' }, ['node'], { MCP_BRIDGE_LISTEN: '0.0.0.0:8808' }).listen).toEqual({ host: '127.0.0.1', port: 1 });
   });
 });

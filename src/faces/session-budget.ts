@@ -1,0 +1,31 @@
+/**
+ * The bound on downstream legacy sessions across every face (`--max-sessions`):
+ * Streamable HTTP, http+sse and WebSocket sessions all draw from one budget,
+ * so no mix of transports can exceed it.
+ */
+export class SessionBudget {
+  private inUse = 0;
+
+  constructor(readonly max: number) {}
+
+  get used(): number {
+    return this.inUse;
+  }
+
+  /** A release function (idempotent) for one new session, or undefined when the budget is spent. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.inUse >= this.max) return undefined;
+    this.inUse++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inUse--;
+    };
+  }
+
+  /** The message a refused client reads (HTTP 503, JSON-RPC -32000). */
+  refusal(): string {
+    return `Service Unavailable: the bridge already serves ${this.max} sessions (--max-sessions); close one or retry later`;
+  }
+}
