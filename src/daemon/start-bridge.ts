@@ -2,6 +2,7 @@ import { LegacyToLegacyBridge } from '../../bridges/legacy-to-legacy/index.js';
 import { LegacyToModernBridge } from '../../bridges/legacy-to-modern/index.js';
 import { ModernToModernBridge } from '../../bridges/modern-to-modern/index.js';
 import { ModernToLegacyBridge } from '../../bridges/modern-to-legacy/index.js';
+import { ListenBudget } from '../../bridges/shared/listen-budget.js';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import type { UpstreamFacts } from '../contracts/upstream.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
@@ -112,7 +113,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     maxSessions: opts.maxSessions,
     heartbeatMs: opts.heartbeatMs,
     sessionIdleMs: opts.sessionIdleMs,
-    debugStats: opts.debugStats ? () => ({ ...stats() }) : undefined,
+    debugStats: opts.debugStats ? debugStats(stats) : undefined,
   });
   httpFace = face;
   logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws` });
@@ -125,6 +126,16 @@ interface Face {
   close(): Promise<void>;
 }
 
+/** `GET /debug/stats`: the counters, plus memory after a full collection when node runs with --expose-gc. */
+function debugStats(stats: () => BridgeStats): () => Record<string, unknown> {
+  return () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    const m = process.memoryUsage();
+    return { ...stats(), memory: { gc: gc !== undefined, rss: m.rss, heapUsed: m.heapUsed, external: m.external } };
+  };
+}
+
 function childPids(upstream: Upstream): number[] {
   const link = upstream.link;
   if (link instanceof LegacyStdioLink) return link.pids();
@@ -135,7 +146,8 @@ function childPids(upstream: Upstream): number[] {
 /** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
 function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernHandler; legacy: LegacyHandler } {
   const logger = opts.logger.child({ side: 'bridge' });
-  const common = { logger, callTimeoutMs: opts.callTimeoutMs };
+  // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
+  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget: new ListenBudget(opts.maxListens) };
   if (upstream.epoch === 'modern') {
     return {
       modern: new ModernToModernBridge({ ...common, link: upstream.link }),
@@ -156,6 +168,7 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernH
       facts: upstream.facts,
       requestStateTtlMs: opts.requestStateTtlMs,
       requestStateKey: opts.requestStateKey,
+      maxParkedCalls: opts.maxParkedCalls,
     }),
     legacy: new LegacyToLegacyBridge({
       ...common,

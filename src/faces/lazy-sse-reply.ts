@@ -1,11 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { Logger } from '../log.js';
 import { SseStream } from './sse-stream.js';
 
 export interface LazySseReplyOptions {
   heartbeatMs: number;
   /** Headers sent with the reply whichever form it takes (e.g. `mcp-session-id`). */
   headers?: Record<string, string>;
+  /** Where a stream closed for a client that stopped reading is logged (sse-stream.ts). */
+  logger?: Logger;
 }
 
 /**

@@ -83,7 +83,7 @@ export class ModernPost {
     set.add(entry);
     this.inflight.set(key, set);
 
-    const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs });
+    const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.log });
     const signal = entry.controller.signal;
     let settled = false;
     reply.onClientDrop(() => entry.controller.abort(new Error('client closed the response stream')));
