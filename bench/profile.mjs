@@ -1,0 +1,110 @@
+// Where the bridge's CPU goes in one bench scenario, measured in CPU time.
+// V8's --cpu-prof samples wall time, so on an oversubscribed box it blames
+// whatever call was running when the bridge lost its core (writev, pipe
+// writes); `perf record -e cpu-clock` with --perf-basic-prof does not.
+//   node bench/profile.mjs relay|wrap|headline [--c 8] [--seconds 5]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadUndici } from './lib/deps.mjs';
+import { CLI_ENTRY, SERVERS_DIR } from './lib/paths.mjs';
+import { treeCpuSeconds } from './lib/proc-tree.mjs';
+import { startLoopbackNode, startProcess } from './lib/spawn.mjs';
+import { EVERYTHING_STDIO } from './lib/wrappers.mjs';
+import { legacyWorkers, modernWorkers } from './lib/workers.mjs';
+
+const SCENARIOS = {
+  relay: { what: 'row 5: 2026 echo → mcp-bridge → node:http floor', legacy: false, floor: true },
+  wrap: { what: 'row 2: 2025-06-18 session echo → mcp-bridge → server-everything stdio', legacy: true, floor: false },
+  headline: { what: 'row 3: 2026 echo → mcp-bridge → server-everything stdio', legacy: false, floor: false },
+};
+const BRIDGE_READY = /serving \S+ upstream at (http:\/\/[\d.]+:\d+)\/mcp/;
+const log = (line) => process.stderr.write(`[profile] ${line}\n`);
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' } } });
+const scenario = SCENARIOS[positionals[0]];
+if (!scenario) {
+  log(`usage: node bench/profile.mjs ${Object.keys(SCENARIOS).join('|')} [--c 8] [--seconds 5]`);
+  process.exit(2);
+}
+const c = Number(values.c);
+const seconds = Math.min(30, Number(values.seconds));
+let hasPerf = true;
+try {
+  execFileSync('perf', ['--version'], { stdio: 'ignore' });
+} catch {
+  hasPerf = false;
+}
+if (!hasPerf) log('perf not found: falling back to node --cpu-prof (wall-time samples; see bench/lib/profile-summary.mjs)');
+
+const dir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-profile-'));
+const undici = await loadUndici(log);
+const floor = scenario.floor ? await startLoopbackNode('floor', path.join(SERVERS_DIR, 'floor-echo.mjs')) : undefined;
+const target = floor ? ['--upstream', `${floor.url}/mcp`] : ['--', ...EVERYTHING_STDIO];
+const nodeArgs = hasPerf ? ['--perf-basic-prof'] : ['--cpu-prof', '--cpu-prof-dir', dir];
+const bridge = await startProcess({ name: 'mcp-bridge', command: process.execPath, args: [...nodeArgs, CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...target], ready: BRIDGE_READY });
+const url = `${bridge.url}/mcp`;
+const w = scenario.legacy ? await legacyWorkers(undici, url, c) : modernWorkers(undici, url, c);
+const run = async (ms) => {
+  const t0 = performance.now();
+  let n = 0;
+  await Promise.all(w.senders.map(async (send) => {
+    while (performance.now() - t0 < ms) {
+      await send();
+      n++;
+    }
+  }));
+  return n;
+};
+log(`${scenario.what}, c=${c}: warming up`);
+await run(3_000);
+const perfData = path.join(dir, 'perf.data');
+const recorder = hasPerf ? spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(bridge.pid), '-o', perfData, '--', 'sleep', String(seconds)], { stdio: 'ignore' }) : undefined;
+const cpu0 = treeCpuSeconds(bridge.pid);
+const calls = await run(seconds * 1000);
+const cpuUs = ((treeCpuSeconds(bridge.pid) - cpu0) * 1e6) / calls;
+if (recorder) await new Promise((resolve) => recorder.once('exit', resolve));
+await w.close();
+await bridge.stop();
+await floor?.stop();
+log(`${calls} calls in ${seconds} s, bridge tree ${cpuUs.toFixed(0)} µs CPU per call`);
+
+if (hasPerf) {
+  const script = execFileSync('perf', ['script', '-i', perfData], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+  process.stdout.write(nearestFrames(script, 30));
+} else {
+  const { readdirSync } = await import('node:fs');
+  const { profileText } = await import('./lib/profile-summary.mjs');
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) process.stdout.write(profileText(path.join(dir, f)) + '\n');
+}
+rmSync(dir, { recursive: true, force: true });
+
+/** Per sample, the nearest frame of this project (or a dependency): its own work plus the runtime work it causes. */
+function nearestFrames(text, top) {
+  const clean = (frame) =>
+    frame
+      .replace(/^[0-9a-f]+ /, '')
+      .replace(/\+0x[0-9a-f]+ \(.*\)$/, '')
+      .replace(/JS:[*^~]?/, '')
+      .replace(`file://${path.resolve(CLI_ENTRY, '../../..')}/dist/`, '')
+      .replace(/\/.*node_modules\//, '');
+  const counts = new Map();
+  const where = new Map();
+  let total = 0;
+  for (const sample of text.split('\n\n')) {
+    const frames = sample.split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
+    if (frames.length === 0) continue;
+    total += 1;
+    const own = frames.find((f) => f.includes('/dist/') || f.includes('node_modules'));
+    const key = own ? clean(own) : '(node and kernel only: HTTP parsing, sockets, event loop, GC)';
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    const leaf = frames[0].includes('[kernel.kallsyms]') ? 'kernel' : frames[0].includes('JS:') ? 'JIT code' : 'node runtime (V8, libuv, C++)';
+    where.set(leaf, (where.get(leaf) ?? 0) + 1);
+  }
+  const pct = (n) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
+  const lines = [`${total} CPU-time samples; leaf: ${[...where].map(([k, n]) => `${k} ${pct(n).trim()}`).join(', ')}`, 'nearest project/dependency frame:'];
+  for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)}  ${k}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,42 @@
+// Row 1 (modern-to-modern relay in front of an SDK v2 server) and row 5 (the
+// floor: a bare node:http echo server): the same server hit directly and
+// through mcp-bridge, in alternating rounds of the same run.
+import path from 'node:path';
+import { measureRow } from '../lib/cells.mjs';
+import { SERVERS_DIR } from '../lib/paths.mjs';
+import { startLoopbackNode, startMcpBridge } from '../lib/spawn.mjs';
+import { modernWorkers } from '../lib/workers.mjs';
+
+async function directAndBridged(ctx, { row, entry, serverLabel }) {
+  const server = await startLoopbackNode(serverLabel, path.join(SERVERS_DIR, entry));
+  let bridge;
+  try {
+    const upstream = `${server.url}/mcp`;
+    bridge = await startMcpBridge(upstream, { cpuProfDir: ctx.cpuProfDir });
+    const targets = [
+      { id: 'direct', label: `${serverLabel} direct`, roots: () => [server.pid], workers: async (c) => modernWorkers(ctx.undici, upstream, c) },
+      {
+        id: 'mcp-bridge',
+        label: `mcp-bridge → ${serverLabel}`,
+        // The tree under test is the bridge; the server's CPU is shown beside it.
+        roots: () => [bridge.pid],
+        upstreamRoots: () => [server.pid],
+        workers: async (c) => modernWorkers(ctx.undici, `${bridge.url}/mcp`, c),
+      },
+    ];
+    return await measureRow({ row, targets, concurrencies: ctx.concurrencies, plan: ctx.plan, log: ctx.log });
+  } finally {
+    await bridge?.stop();
+    await server.stop();
+  }
+}
+
+/** Row 1: mcp-bridge relaying 2026-07-28 to an SDK v2 server, against that server directly. */
+export function rowRelay(ctx) {
+  return directAndBridged(ctx, { row: 1, entry: 'sdk-v2-echo.mjs', serverLabel: 'SDK v2 server' });
+}
+
+/** Row 5: the same relay in front of a bare node:http echo: what a Node hop can approach. */
+export function rowFloor(ctx) {
+  return directAndBridged(ctx, { row: 5, entry: 'floor-echo.mjs', serverLabel: 'node:http floor' });
+}
