@@ -35,7 +35,7 @@ export class SseSessions {
     const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
     if (!release) return legacyHttpError(res, 503, RpcCode.ServerError, this.opts.sessions!.refusal(), { 'retry-after': '1' });
     const id = randomBytes(32).toString('hex');
-    const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs });
+    const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.opts.logger });
     const driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'http+sse',

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { Logger } from '../log.js';
 import { SSE_HEARTBEAT, SSE_RESPONSE_HEADERS, sseEvent, sseMessage } from '../wire/sse-writer.js';
 
 export interface SseStreamOptions {
@@ -7,7 +8,14 @@ export interface SseStreamOptions {
   heartbeatMs: number;
   /** Extra response headers, e.g. `mcp-session-id`. */
   headers?: Record<string, string>;
+  /** Bytes written but not yet taken by the client beyond which the stream is closed (default 8 MiB). */
+  maxBufferedBytes?: number;
+  /** Where the slow-client closure is logged. */
+  logger?: Logger;
 }
+
+/** A client this far behind has stopped reading; anything more would only pile up in the bridge's memory. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
 /**
  * One open server-sent-event response: headers go out at once, heartbeats keep
@@ -18,7 +26,7 @@ export class SseStream {
   private readonly heartbeat: NodeJS.Timeout | undefined;
   private readonly closeListeners: Array<() => void> = [];
 
-  constructor(private readonly res: ServerResponse, opts: SseStreamOptions) {
+  constructor(private readonly res: ServerResponse, private readonly opts: SseStreamOptions) {
     res.writeHead(200, { ...SSE_RESPONSE_HEADERS, ...opts.headers });
     res.flushHeaders();
     res.socket?.setNoDelay(true);
@@ -57,7 +65,18 @@ export class SseStream {
 
   private write(chunk: string): boolean {
     if (!this.open) return false;
-    // A false return only means the kernel buffer is full; node keeps the bytes.
+    // res.write() never refuses: past the socket's buffer node keeps every byte in memory. A client that
+    // stops reading must not make the bridge buffer without bound, so once the backlog it has not taken
+    // passes the bound the stream is closed (for a modern request that is its cancel; a GET stream's
+    // client may reconnect). One large write onto a drained stream is fine: it is the backlog that counts.
+    const backlog = this.res.writableLength;
+    const max = this.opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    if (backlog > max) {
+      this.opts.logger?.warn('sse.slow_client_closed', { bufferedBytes: backlog, maxBufferedBytes: max });
+      this.res.destroy();
+      this.markEnded();
+      return false;
+    }
     this.res.write(chunk);
     return true;
   }

@@ -91,7 +91,7 @@ export class StreamableHttpSessions {
     }
     if (s.stream?.open) return legacyHttpError(res, 409, RpcCode.ServerError, 'Conflict: Only one SSE stream is allowed per session');
     // Last-Event-ID is ignored: the bridge keeps no event store, so a resume is a fresh stream (digest §5.2).
-    const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, headers: { [SESSION_HEADER]: s.id } });
+    const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, headers: { [SESSION_HEADER]: s.id }, logger: this.opts.logger });
     s.stream = stream;
     this.touch(s, 0);
     stream.onClose(() => {
@@ -175,7 +175,7 @@ export class StreamableHttpSessions {
   private async feed(s: HttpSession, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
     this.touch(s, +1);
     const headers = { [SESSION_HEADER]: s.id };
-    const reply = hasRequests ? new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, headers }) : undefined;
+    const reply = hasRequests ? new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, headers, logger: this.opts.logger }) : undefined;
     try {
       if (!reply) {
         const answer = await s.driver.receive(body);

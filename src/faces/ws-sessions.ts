@@ -5,9 +5,11 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
+import type { Logger } from '../log.js';
 import { parseInboundJson } from './inbound-json.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { isOriginAllowed } from './origin.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from './sse-stream.js';
 import type { LegacyFaceOptions } from './streamable-http-sessions.js';
 
 /** The subprotocol the SDK WebSocket transports ask for. */
@@ -90,7 +92,7 @@ export class WsSessions {
       sessionId,
       logger: this.opts.logger,
       inputTimeoutMs: this.opts.inputTimeoutMs,
-      send: (m) => sendFrame(ws, m),
+      send: (m) => sendFrame(ws, m, log),
     });
     this.sockets.set(ws, driver);
     const heartbeat = this.opts.heartbeatMs > 0 ? setInterval(() => ws.ping(), this.opts.heartbeatMs) : undefined;
@@ -99,13 +101,13 @@ export class WsSessions {
     ws.on('message', (data) => {
       const parsed = parseInboundJson(frameText(data), this.opts.maxJsonDepth, 'Parse error');
       if (!parsed.ok) {
-        sendFrame(ws, errorResponse(null, parsed.error));
+        sendFrame(ws, errorResponse(null, parsed.error), log);
         return;
       }
       const msg = parsed.body;
       // Not awaited: a call waiting for elicitation must not block the frame that answers it.
       driver.receive(msg).then(
-        (answer) => answer !== undefined && sendFrame(ws, answer),
+        (answer) => answer !== undefined && sendFrame(ws, answer, log),
         (err) => log.error('legacy.ws.receive_failed', { err }),
       );
     });
@@ -121,8 +123,14 @@ export class WsSessions {
   }
 }
 
-function sendFrame(ws: WebSocket, msg: JSONRPCMessage | JSONRPCMessage[]): boolean {
+function sendFrame(ws: WebSocket, msg: JSONRPCMessage | JSONRPCMessage[], log: Logger): boolean {
   if (ws.readyState !== WebSocket.OPEN) return false;
+  // The bound SSE streams have (sse-stream.ts): a client that stopped reading is cut off, not buffered for.
+  if (ws.bufferedAmount > DEFAULT_MAX_BUFFERED_BYTES) {
+    log.warn('ws.slow_client_closed', { bufferedBytes: ws.bufferedAmount, maxBufferedBytes: DEFAULT_MAX_BUFFERED_BYTES });
+    ws.terminate();
+    return false;
+  }
   ws.send(JSON.stringify(msg));
   return true;
 }

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { ParamHeaderSpec } from '../wire/param-headers.js';
 import { modernRequestHeaders } from '../wire/modern-headers.js';
 import { postModernRequest } from './modern-http-exchange.js';
+import { safeRetryFetch } from './safe-retry.js';
 import { ToolHeaderCache } from './tool-header-cache.js';
 
 export interface ModernHttpLinkOptions {
@@ -142,7 +143,8 @@ export class ModernHttpLink implements ModernLink {
         signal: controller.signal,
         onNotification: handlers.onNotification,
         logger: this.log,
-        fetch: this.opts.fetch,
+        // A restarting upstream: reads, and anything that provably never left, are sent again (safe-retry.ts).
+        fetch: safeRetryFetch(this.opts.fetch ?? fetch, body.method, { logger: this.log }),
       });
       this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
       return outcome;

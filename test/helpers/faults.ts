@@ -104,9 +104,9 @@ export function modernMeta(name = 'raw-modern'): Record<string, unknown> {
 }
 
 /** POSTs one raw 2026-07-28 request with its standard headers; the caller reads (or drops) the reply. */
-export function modernPost(baseUrl: string, id: string | number, method: string, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<Response> {
+export function modernPost(baseUrl: string, id: string | number, method: string, params: Record<string, unknown> = {}, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<Response> {
   const body = { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...modernMeta(), ...(params._meta as object | undefined) } } };
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernRequestHeaders({ method, params: body.params }, MODERN) };
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders, ...modernRequestHeaders({ method, params: body.params }, MODERN) };
   return fetch(`${baseUrl}/mcp`, { method: 'POST', headers, body: JSON.stringify(body), signal });
 }
 
@@ -143,4 +143,58 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as { port: number }).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** A raw initialize-era Streamable HTTP session (initialize + initialized) on the bridge's /mcp. */
+export interface RawLegacySession {
+  sessionId: string;
+  /** Headers every later request of the session carries. */
+  headers: Record<string, string>;
+  post(body: unknown, signal?: AbortSignal): Promise<Response>;
+  /** DELETE /mcp: ends the session. */
+  end(): Promise<number>;
+}
+
+export const LEGACY = '2025-11-25';
+
+export async function openRawLegacySession(baseUrl: string, name = 'raw-legacy', extraHeaders: Record<string, string> = {}): Promise<RawLegacySession> {
+  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders };
+  const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name, version: '1.0.0' } } };
+  const res = await fetch(`${baseUrl}/mcp`, { method: 'POST', headers: base, body: JSON.stringify(init) });
+  const sessionId = res.headers.get('mcp-session-id');
+  const answer = await readMessages(res);
+  if (!sessionId || !answer.some((m) => m.id === 0 && m.result)) throw new Error(`initialize failed: ${res.status} ${JSON.stringify(answer)}`);
+  const headers = { ...base, 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY };
+  const post = (body: unknown, signal?: AbortSignal) => fetch(`${baseUrl}/mcp`, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  const ack = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await ack.body?.cancel();
+  return {
+    sessionId,
+    headers,
+    post,
+    end: async () => {
+      const r = await fetch(`${baseUrl}/mcp`, { method: 'DELETE', headers });
+      await r.body?.cancel();
+      return r.status;
+    },
+  };
+}
+
+/**
+ * POSTs `body` over a raw socket that never reads a byte of the answer: a
+ * client that stopped reading. Resolves once the request is written.
+ */
+export async function postAndStopReading(baseUrl: string, headers: Record<string, string>, body: unknown): Promise<import('node:net').Socket> {
+  const net = await import('node:net');
+  const url = new URL(baseUrl);
+  const payload = JSON.stringify(body);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.pause();
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('connect', () => resolve());
+  });
+  const head = [`POST /mcp HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(payload)}`, '', ''].join('\r\n');
+  await new Promise<void>((resolve) => socket.write(head + payload, () => resolve()));
+  return socket;
 }
