@@ -5,6 +5,7 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
+import { linkedSignal } from '../../src/links/linked-signal.js';
 import { LISTEN_LIMIT_MESSAGE, type ListenBudget } from '../shared/listen-budget.js';
 import { ToolHeaderRegistry } from './tool-header-registry.js';
 
@@ -57,15 +58,17 @@ export class ModernToModernBridge implements ModernHandler {
       return responseFor(req.id, { error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } });
     }
     let outcome: RpcOutcome;
+    const linked = linkedSignal(req.method === LISTEN ? [ctx.signal, this.#closing.signal, this.#draining.signal] : [ctx.signal, this.#closing.signal]);
     try {
       outcome = await this.#link.call(params === undefined ? { method: req.method, id: req.id } : { method: req.method, params, id: req.id }, {
-        signal: AbortSignal.any(req.method === LISTEN ? [ctx.signal, this.#closing.signal, this.#draining.signal] : [ctx.signal, this.#closing.signal]),
+        signal: linked.signal,
         onNotification: (n) => ctx.notify(n),
         timeoutMs,
       });
     } catch (err) {
       outcome = { error: toRpcErrorBody(err) };
     } finally {
+      linked.dispose();
       release();
     }
     if (req.method === LISTEN && (this.#closing.signal.aborted || this.#draining.signal.aborted)) {

@@ -24,7 +24,10 @@ export interface BridgeOptions {
   /** Lets the HTTP faces listen on a non-loopback address without `authToken`. */
   allowUnauthenticated: boolean;
   logger: Logger;
-  /** Upper bound of upstream legacy sessions (children for stdio) per capability set. */
+  /**
+   * Upper bound of upstream legacy sessions (children for stdio). The pool opens up to min(poolMax, CPU cores)
+   * on demand and grows past that only while a queue stalls (SessionPool `eager`, `growAfterMs`).
+   */
   poolMax: number;
   /** An idle pooled upstream session (or child) is closed after this long. */
   poolIdleMs: number;

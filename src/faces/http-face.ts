@@ -1,7 +1,6 @@
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse } from '../jsonrpc/messages.js';
@@ -47,8 +46,6 @@ const DEFAULT_MAX_SESSIONS = 1000;
 /** The [SDK] body for GET/DELETE on the MCP endpoint without a session (digest §2.4). */
 const METHOD_NOT_ALLOWED = { code: RpcCode.ServerError, message: 'Method not allowed.' };
 
-type Handler = (req: Request, res: Response) => Promise<void> | void;
-
 interface FaceParts {
   modern: ModernPost;
   streamable: StreamableHttpSessions;
@@ -65,7 +62,7 @@ const SHUTTING_DOWN = { code: RpcCode.ServerError, message: 'Service Unavailable
  * The HTTP face: one port serving every epoch. POST /mcp is classified per
  * message (digest §2.8) and goes to the modern ladder or to a 2025 session;
  * GET/DELETE /mcp with a session, GET /sse + POST /messages (2024) and /ws go
- * to the legacy session classes. Express stays inside this file.
+ * to the legacy session classes, through a route table on node:http.
  */
 export class HttpFace {
   readonly url: string;
@@ -105,7 +102,7 @@ export class HttpFace {
       draining: false,
     };
     const maxHeaderBytes = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
-    const server = http.createServer({ maxHeaderSize: maxHeaderBytes }, buildApp(opts, parts, gate, logger));
+    const server = http.createServer({ maxHeaderSize: maxHeaderBytes }, buildListener(opts, parts, gate, logger));
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, maxHeaderBytes, logger));
     parts.ws.attach(server, '/ws');
     await new Promise<void>((resolve, reject) => {
@@ -151,70 +148,105 @@ export class HttpFace {
   }
 }
 
-function buildApp(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGate, logger: Logger): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
-  // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the bearer token.
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const refused = gate.check(req.headers, { open: req.path === '/healthz' });
-    if (!refused) return next();
-    logRefusal(logger, refused, req);
-    writeJsonError(res, refused.status, null, refused.error, refused.headers);
-  });
+/** Routes keyed by path, then by method; HEAD is served by the GET handler (as express did). */
+type RouteTable = Record<string, Partial<Record<string, Handler>>>;
 
-  // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too;
-  // requests in flight were admitted before.
-  app.use((_req: Request, res: Response, next: NextFunction) => {
-    if (!parts.draining) return next();
-    writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
-  });
+const NOT_FOUND = { code: RpcCode.ServerError, message: 'Not Found' };
 
-  app.get('/healthz', (_req, res) => {
-    res.status(200).json({ status: 'ok' });
-  });
+/**
+ * The request listener: a table of routes on node:http, no framework. Express
+ * used to sit here and cost ~120 µs per POST /mcp (issue 7); the behaviour it
+ * gave is kept: paths match case-insensitively with an optional trailing slash,
+ * the query string is ignored, and everything unknown is a JSON-RPC 404.
+ */
+function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGate, logger: Logger): http.RequestListener {
+  const routes = buildRoutes(opts, parts);
+  return (req, res) => {
+    const path = routePath(req.url);
+    // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the bearer token.
+    const refused = gate.check(req.headers, { open: path === '/healthz' });
+    if (refused) {
+      logRefusal(logger, refused, req, path);
+      return writeJsonError(res, refused.status, null, refused.error, refused.headers);
+    }
+    // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too;
+    // requests in flight were admitted before.
+    if (parts.draining) return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
+    const byMethod = routes[path];
+    const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'];
+    if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);
+    void run(logger, handler, req, res, path);
+  };
+}
 
-  const debugStats = opts.debugStats;
-  if (debugStats) app.get('/debug/stats', (_req, res) => res.status(200).json(debugStats()));
-
-  app.post('/mcp', safe(logger, async (req, res) => {
+function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
+  const mcpPost: Handler = async (req, res) => {
     const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
     if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
     const route = classifyPost(read.body, flatHeaders(req), (id) => parts.streamable.has(id));
     if (route.route === 'reject') return writeJsonError(res, route.status, null, route.error);
     if (route.route === 'modern') return parts.modern.handle(req, res, read.body);
     return parts.streamable.handlePost(req, res, read.body);
-  }));
-
+  };
   // GET and DELETE are 2025 session operations; a modern client never sends them (digest §2.4).
   const sessionOnly = (op: Handler): Handler => (req, res) => {
     if (req.headers['mcp-session-id'] === undefined) return writeJsonError(res, 405, null, METHOD_NOT_ALLOWED, { allow: 'POST' });
     return op(req, res);
   };
-  app.get('/mcp', safe(logger, sessionOnly((req, res) => parts.streamable.handleGet(req, res))));
-  app.delete('/mcp', safe(logger, sessionOnly((req, res) => parts.streamable.handleDelete(req, res))));
-  app.all('/mcp', (_req, res) => writeJsonError(res, 405, null, METHOD_NOT_ALLOWED, { allow: 'GET, POST, DELETE' }));
-
-  app.get('/sse', safe(logger, (req, res) => parts.sse.handleGet(req, res)));
-  app.post('/messages', safe(logger, async (req, res) => {
-    const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
-    if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
-    return parts.sse.handlePost(req, res, read.body);
-  }));
-
-  app.use((_req: Request, res: Response) => writeJsonError(res, 404, null, { code: RpcCode.ServerError, message: 'Not Found' }));
-  return app;
+  const routes: RouteTable = {
+    '/healthz': { GET: (_req, res) => writeJson(res, { status: 'ok' }) },
+    '/mcp': {
+      POST: mcpPost,
+      GET: sessionOnly((req, res) => parts.streamable.handleGet(req, res)),
+      DELETE: sessionOnly((req, res) => parts.streamable.handleDelete(req, res)),
+      '*': (_req, res) => writeJsonError(res, 405, null, METHOD_NOT_ALLOWED, { allow: 'GET, POST, DELETE' }),
+    },
+    '/sse': { GET: (req, res) => parts.sse.handleGet(req, res) },
+    '/messages': {
+      POST: async (req, res) => {
+        const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
+        if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
+        return parts.sse.handlePost(req, res, read.body);
+      },
+    },
+  };
+  const debugStats = opts.debugStats;
+  if (debugStats) routes['/debug/stats'] = { GET: (_req, res) => writeJson(res, debugStats()) };
+  return routes;
 }
 
-function logRefusal(logger: Logger, refused: Refusal, req: Request): void {
-  const fields: Record<string, unknown> = { reason: refused.reason, status: refused.status, method: req.method, path: req.path };
+/** The path a route is looked up by: no query, lower case, one trailing slash dropped. */
+function routePath(url: string | undefined): string {
+  let path = url ?? '/';
+  if (!path.startsWith('/')) {
+    try {
+      path = new URL(path).pathname; // absolute-form request target
+    } catch {
+      return '';
+    }
+  }
+  const q = path.indexOf('?');
+  if (q >= 0) path = path.slice(0, q);
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  return path.toLowerCase();
+}
+
+function writeJson(res: ServerResponse, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function logRefusal(logger: Logger, refused: Refusal, req: IncomingMessage, path: string): void {
+  const fields: Record<string, unknown> = { reason: refused.reason, status: refused.status, method: req.method, path };
   if (refused.reason === 'host') fields.host = req.headers.host;
   if (refused.reason === 'origin') fields.origin = req.headers.origin;
   logger.warn('http.refused', fields);
 }
 
-/** Statuses for requests node's parser refuses before express sees them. */
+/** Statuses for requests node's parser refuses before a route sees them. */
 const CLIENT_ERROR_STATUS: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
@@ -238,15 +270,13 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, maxHeader
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/** Route wrapper: an unexpected throw becomes a 500 JSON-RPC error instead of express's HTML page. */
-function safe(logger: Logger, handler: Handler): Handler {
-  return async (req, res) => {
-    try {
-      await handler(req, res);
-    } catch (err) {
-      logger.error('http.route_failed', { method: req.method, path: req.path, err });
-      if (!res.headersSent) writeJsonError(res, 500, null, { code: RpcCode.InternalError, message: 'Internal error' });
-      else if (!res.writableEnded) res.end();
-    }
-  };
+/** Runs a route: an unexpected throw becomes a 500 JSON-RPC error, not a dropped connection. */
+async function run(logger: Logger, handler: Handler, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  try {
+    await handler(req, res);
+  } catch (err) {
+    logger.error('http.route_failed', { method: req.method, path, err });
+    if (!res.headersSent) writeJsonError(res, 500, null, { code: RpcCode.InternalError, message: 'Internal error' });
+    else if (!res.writableEnded) res.end();
+  }
 }

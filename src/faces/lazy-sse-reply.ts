@@ -59,7 +59,8 @@ export class LazySseReply {
     this.finished = true;
     if (!this.stream && answer !== undefined) {
       const body = JSON.stringify(answer);
-      this.res.writeHead(status, { 'content-type': 'application/json', ...this.opts.headers });
+      // A known length spares the chunked framing (one write instead of body + terminator).
+      this.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...this.opts.headers });
       this.res.end(body);
       return;
     }

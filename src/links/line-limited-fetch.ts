@@ -44,7 +44,8 @@ export function lineLimitedFetch(maxLineBytes: number, base: typeof fetch = node
   return async (input, init) => {
     const res = await base(input, init);
     const type = (res.headers.get('content-type') ?? '').toLowerCase();
-    if (!res.body || !type.includes('text/event-stream')) return res;
+    // Type first: touching `body` of a buffered reply would build a stream for nothing (node-http-fetch.ts).
+    if (!type.includes('text/event-stream') || !res.body) return res;
     return new Response(res.body.pipeThrough(lineLimit(maxLineBytes)), { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }

@@ -98,10 +98,21 @@ async function readSse(res: Response, x: ModernExchange): Promise<RpcOutcome> {
     }
   });
   const reader = res.body.getReader();
-  while (final === undefined) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parser.push(value);
+  let ended = false;
+  try {
+    while (final === undefined) {
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        break;
+      }
+      parser.push(value);
+    }
+  } finally {
+    // The caller's `res.body.cancel()` is refused while a reader holds the lock (and `bodyUsed` is
+    // already true), so a stream left open after the final response is cancelled here, through the reader.
+    if (!ended) reader.cancel().catch(() => undefined);
+    else reader.releaseLock();
   }
   if (final === undefined) parser.end();
   if (final !== undefined) return final;

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
 import { BridgeError, RpcError } from '../errors.js';
@@ -14,7 +15,19 @@ export interface PoolOptions {
   logger: Logger;
   /** Waiting acquires at most; one more is refused at once with BRIDGE_ERR_POOL_EXHAUSTED. Unbounded when absent. */
   maxQueued?: number;
+  /** Sessions opened as soon as a call waits; default min(max, CPU cores). Beyond, the pool grows only on a stalled queue. */
+  eager?: number;
+  /** Past `eager`, one more session opens once a key's queue has not moved for this long (default 5 ms). */
+  growAfterMs?: number;
 }
+
+/**
+ * Why growth waits: on a box with few cores, more children than cores only add
+ * scheduling and pipe cost (8 stdio children cost ~295 µs per call against ~85
+ * for one). A queue that moves is served by the sessions there are; a queue that
+ * stalls (every session held by slow or parked exclusive calls) still gets one.
+ */
+const DEFAULT_GROW_AFTER_MS = 5;
 
 /** One use of a pooled session; release it when the call is done. */
 export interface SessionLease {
@@ -66,12 +79,20 @@ export class SessionPool {
   private closed = false;
   private pumping = false;
   private pumpAgain = false;
+  /** key → when its queue last moved (a grant, a session opened, a first waiter). */
+  private readonly progress = new Map<string, number>();
+  private growTimer: NodeJS.Timeout | undefined;
+  private growDue = Infinity;
+  private readonly eager: number;
+  private readonly growAfterMs: number;
 
   constructor(
     private readonly link: LegacyLink,
     private readonly opts: PoolOptions,
   ) {
     this.log = opts.logger.child({ pool: link.kind });
+    this.eager = Math.max(1, Math.min(opts.max, opts.eager ?? availableParallelism()));
+    this.growAfterMs = opts.growAfterMs ?? DEFAULT_GROW_AFTER_MS;
   }
 
   /** Key = protocolVersion + canonical JSON of capabilities (clientInfo of the first opener is used). */
@@ -109,11 +130,14 @@ export class SessionPool {
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      if (!this.waiters.some((w) => w.key === waiter.key)) this.progress.set(waiter.key, performance.now());
       this.waiters.push(waiter);
       this.pump();
-      // Waiting beyond the sessions now opening means queued; past the bound the caller hears it now, not after a long wait.
+      // Waiting beyond the sessions now opening (or that growth may still open within `max`) means queued;
+      // past the bound the caller hears it now, not after a long wait.
       const max = this.opts.maxQueued;
-      if (max !== undefined && this.waiters.includes(waiter) && this.waiters.length - this.openingCount() > max) {
+      const headroom = Math.max(0, this.opts.max - this.entries.size);
+      if (max !== undefined && this.waiters.includes(waiter) && this.waiters.length - this.openingCount() - headroom > max) {
         this.removeWaiter(waiter);
         waiter.fail(new BridgeError('BRIDGE_ERR_POOL_EXHAUSTED', `upstream busy: ${max} calls are already waiting for a pooled upstream session (--max-queued, --pool-max)`));
       }
@@ -168,6 +192,7 @@ export class SessionPool {
   /** Rejects every waiter and closes every pooled session (the link itself stays open: its owner closes it). */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.growTimer);
     for (const w of this.waiters.splice(0)) w.fail(new BridgeError('BRIDGE_ERR_CLOSED', 'session pool closed'));
     const entries = [...this.entries];
     this.entries.clear();
@@ -204,7 +229,7 @@ export class SessionPool {
   }
 
   private pumpOnce(): void {
-    if (this.closed) return;
+    if (this.closed || this.waiters.length === 0) return;
     const blocked: string[] = [];
     for (const w of [...this.waiters]) {
       if (blocked.includes(w.key)) continue;
@@ -214,6 +239,8 @@ export class SessionPool {
         continue;
       }
       this.removeWaiter(w);
+      if (this.waiters.some((x) => x.key === w.key)) this.progress.set(w.key, performance.now());
+      else this.progress.delete(w.key);
       w.grant(pick.entry, pick.exclusive);
     }
     for (const key of blocked) this.openFor(key);
@@ -221,7 +248,8 @@ export class SessionPool {
 
   private pick(w: Waiter): { entry: Entry; exclusive: boolean } | undefined {
     let best: Entry | undefined;
-    for (const e of this.openEntries(w.key)) {
+    for (const e of this.entries) {
+      if (e.key !== w.key || e.session === undefined || e.session.closed) continue;
       const exclusive = w.exclusive && !e.session!.correlates;
       if (exclusive ? e.leases === 0 : !e.exclusiveHeld) {
         if (!best || e.leases < best.leases) best = e;
@@ -231,15 +259,40 @@ export class SessionPool {
     return { entry: best, exclusive: w.exclusive && !best.session!.correlates };
   }
 
-  /** Opens as many sessions as the key's waiters need (each exclusive one needs its own) within `max`. */
+  /**
+   * Opens as many sessions as the key's waiters need (each exclusive one needs its
+   * own) within `max`: at once up to `eager` sessions in the pool, past that one at
+   * a time while the key's queue has stalled for `growAfterMs` with none opening.
+   */
   private openFor(key: string): void {
     const waiting = this.waiters.filter((w) => w.key === key);
     const need = waiting.filter((w) => w.exclusive).length + (waiting.some((w) => !w.exclusive) ? 1 : 0);
     let opening = [...this.entries].filter((e) => e.key === key && !e.session).length;
-    while (opening < need && this.makeRoom()) {
+    while (opening < need) {
+      if (this.entries.size >= this.eager && !this.stalled(key, opening)) {
+        if (opening === 0) this.scheduleGrowth((this.progress.get(key) ?? 0) + this.growAfterMs);
+        return;
+      }
+      if (!this.makeRoom()) return;
       opening++;
       this.open(key, waiting[0].init);
     }
+  }
+
+  private stalled(key: string, opening: number): boolean {
+    return opening === 0 && performance.now() - (this.progress.get(key) ?? 0) >= this.growAfterMs;
+  }
+
+  /** One timer for the whole pool, at the earliest moment a stalled key may grow. */
+  private scheduleGrowth(due: number): void {
+    if (this.growTimer !== undefined && due >= this.growDue) return;
+    clearTimeout(this.growTimer);
+    this.growDue = due;
+    this.growTimer = setTimeout(() => {
+      this.growTimer = undefined;
+      this.growDue = Infinity;
+      this.pump();
+    }, Math.max(0, due - performance.now()) + 1);
   }
 
   /** True when one more session fits, closing the stalest idle session of any key if needed. */
@@ -267,6 +320,8 @@ export class SessionPool {
           return;
         }
         entry.session = session;
+        entry.idleSince = Date.now();
+        this.progress.set(key, performance.now());
         session.setUnsolicitedHandlers({
           notification: (n) => this.fanOut(session, n),
           request: (req) => this.askListeners(session, req),
@@ -298,7 +353,6 @@ export class SessionPool {
   private lease(entry: Entry, exclusive: boolean): SessionLease {
     entry.leases++;
     if (exclusive) entry.exclusiveHeld = true;
-    clearTimeout(entry.idleTimer);
     let released = false;
     return {
       session: entry.session!,
@@ -321,15 +375,22 @@ export class SessionPool {
     return e.anchored && this.listeners.size > 0;
   }
 
-  private scheduleIdle(entry: Entry): void {
-    clearTimeout(entry.idleTimer);
-    if (entry.leases > 0 || !entry.session || this.keptAlive(entry)) return;
+  /**
+   * Arms the idle check once; a timer already armed stays (re-arming on every
+   * release cost a clearTimeout + setTimeout per call) and, when it fires, waits
+   * out what is left of `idleMs` since the last lease ended.
+   */
+  private scheduleIdle(entry: Entry, delayMs = this.opts.idleMs): void {
+    if (entry.idleTimer !== undefined || entry.leases > 0 || !entry.session || this.keptAlive(entry)) return;
     entry.idleTimer = setTimeout(() => {
+      entry.idleTimer = undefined;
       if (entry.leases > 0 || this.keptAlive(entry) || !this.entries.has(entry)) return;
+      const left = this.opts.idleMs - (Date.now() - entry.idleSince);
+      if (left > 0) return this.scheduleIdle(entry, left);
       this.log.info('pool.idle_close', { session: entry.session!.id, idleMs: this.opts.idleMs });
       this.drop(entry);
       void entry.session!.close();
-    }, this.opts.idleMs);
+    }, delayMs);
     entry.idleTimer.unref();
   }
 

@@ -50,6 +50,23 @@ describe('nodeHttpFetch', () => {
     expect([seen[0].headers['content-type'], seen[0].headers.accept, seen[1].headers['mcp-method']]).toEqual(['application/json', 'application/json, text/event-stream', 'tools/call']);
   });
 
+  it('a whole JSON body reads once like fetch, through text(), json(), arrayBuffer(), body or a clone', async () => {
+    const { base } = await serve((_s, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"n":"é"}'));
+    const post = () => nodeHttpFetch(base, { method: 'POST', body: '{}' });
+    const a = await post();
+    expect([a.bodyUsed, await a.text(), a.bodyUsed]).toEqual([false, '{"n":"é"}', true]);
+    await expect(a.text()).rejects.toBeInstanceOf(TypeError);
+    expect(() => a.clone()).toThrow(TypeError);
+    const b = await post();
+    expect(new TextDecoder().decode(await b.arrayBuffer())).toBe('{"n":"é"}');
+    const c = await post();
+    const copy = c.clone();
+    expect(await new Response(c.body).text()).toBe('{"n":"é"}');
+    expect(c.bodyUsed).toBe(true);
+    await expect(c.json()).rejects.toBeInstanceOf(TypeError);
+    expect(await copy.json()).toEqual({ n: 'é' });
+  });
+
   it('reuses one keep-alive connection for sequential calls', async () => {
     const { base, seen } = await serve((_s, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
     for (let i = 0; i < 3; i++) await (await nodeHttpFetch(base, { method: 'POST', body: '{}' })).text();

@@ -116,6 +116,37 @@ describe('SessionPool scheduling', () => {
     expect(order).toEqual(['c', 'd']);
   });
 
+  it('past eager, opens one more session only after the queue has stalled for growAfterMs', async () => {
+    const link = new MemoryLink();
+    const pool = new SessionPool(link, { max: 4, idleMs: 60_000, logger: silentLogger, eager: 1, growAfterMs: 40 });
+    pools.push(pool);
+    const a = await pool.acquire(init(), { exclusive: true });
+    const started = performance.now();
+    const b = pool.acquire(init(), { exclusive: true });
+    await tick();
+    expect(link.opened).toHaveLength(1);
+    const lease = await b;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
+    expect(lease.session).not.toBe(a.session);
+    expect(link.opened).toHaveLength(2);
+  });
+
+  it('past eager, a queue that keeps moving is served by the sessions already open', async () => {
+    const link = new MemoryLink();
+    const pool = new SessionPool(link, { max: 4, idleMs: 60_000, logger: silentLogger, eager: 1, growAfterMs: 40 });
+    pools.push(pool);
+    const first = await pool.acquire(init(), { exclusive: true });
+    const queued = Array.from({ length: 6 }, () => pool.acquire(init(), { exclusive: true }));
+    let lease = first;
+    for (const next of queued) {
+      await tick();
+      lease.release();
+      lease = await next;
+    }
+    lease.release();
+    expect(link.opened).toHaveLength(1);
+  });
+
   it('treats exclusive as shared on sessions that correlate', async () => {
     const pool = newPool(new MemoryLink(true), 1);
     const a = await pool.acquire(init(), { exclusive: true });
