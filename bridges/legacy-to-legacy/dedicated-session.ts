@@ -6,6 +6,7 @@ import { errorResponse, isResultResponse } from '../../src/jsonrpc/messages.js';
 import { RpcError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { relayCall } from './relay-call.js';
+import { linkedSignal } from '../../src/links/linked-signal.js';
 
 type Params = Record<string, unknown> | undefined;
 
@@ -56,8 +57,8 @@ export class DedicatedSession implements LegacySessionHandler {
     } catch (err) {
       return errorResponse(req.id, { code: RpcCode.InternalError, message: `upstream session closed and could not be re-opened: ${(err as Error).message}` });
     }
-    const signal = AbortSignal.any([ctx.signal, this.#abort.signal]);
-    const response = await relayCall(session, req, ctx, { signal, timeoutMs: this.opts.callTimeoutMs, serverRequests: true });
+    const linked = linkedSignal([ctx.signal, this.#abort.signal]);
+    const response = await relayCall(session, req, ctx, { signal: linked.signal, timeoutMs: this.opts.callTimeoutMs, serverRequests: true }).finally(linked.dispose);
     if (isResultResponse(response)) this.#remember(req.method, req.params as Params);
     return response;
   }

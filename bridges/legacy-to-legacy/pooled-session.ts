@@ -8,6 +8,7 @@ import { isMcpLogLevel, MCP_LOG_LEVELS } from './log-levels.js';
 import type { PooledUpstream } from './pooled-upstream.js';
 import { relayCall } from './relay-call.js';
 import type { DownstreamRecord } from './session-registry.js';
+import { linkedSignal } from '../../src/links/linked-signal.js';
 
 type Params = Record<string, unknown> | undefined;
 type LocalHandler = (session: PooledSession, params: Params) => Promise<RpcOutcome>;
@@ -50,11 +51,13 @@ export class PooledSession implements LegacySessionHandler {
     if (this.#abort.signal.aborted) return errorResponse(req.id, { code: RpcCode.InternalError, message: 'session closed' });
     const local = LOCAL[req.method];
     if (local) return responseFor(req.id, await local(this, req.params as Params));
-    const signal = AbortSignal.any([ctx.signal, this.#abort.signal]);
+    const linked = linkedSignal([ctx.signal, this.#abort.signal]);
+    const signal = linked.signal;
     let lease;
     try {
       lease = await this.upstream.lease(this.record, req.method, signal);
     } catch (err) {
+      linked.dispose();
       return errorResponse(req.id, toRpcErrorBody(err));
     }
     const session = lease.session;
@@ -69,6 +72,7 @@ export class PooledSession implements LegacySessionHandler {
       });
     } finally {
       lease.release();
+      linked.dispose();
     }
   }
 

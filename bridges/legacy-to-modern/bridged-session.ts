@@ -7,6 +7,7 @@ import type { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { runInputRounds, type InputRoundsOptions } from './input-rounds.js';
 import type { ListenKeeper } from './listen-keeper.js';
 import { isLoggingLevel, LOGGING_LEVELS, type SessionState } from './session-state.js';
+import { linkedSignal } from '../../src/links/linked-signal.js';
 
 type Obj = Record<string, unknown>;
 
@@ -67,8 +68,8 @@ export class BridgedSession implements LegacySessionHandler {
     const params = (req.params ?? {}) as Obj;
     const local = LOCAL_METHODS[req.method];
     if (local) return responseFor(req.id, await local(this, params));
-    const signal = AbortSignal.any([ctx.signal, this.abort.signal]);
-    const outcome = await runInputRounds({ method: req.method, params: req.params as Obj | undefined, state: this.state, ctx, signal }, this.opts);
+    const linked = linkedSignal([ctx.signal, this.abort.signal]);
+    const outcome = await runInputRounds({ method: req.method, params: req.params as Obj | undefined, state: this.state, ctx, signal: linked.signal }, this.opts).finally(linked.dispose);
     return responseFor(req.id, req.method === 'tools/list' ? this.toolsList(outcome) : outcome);
   }
 
