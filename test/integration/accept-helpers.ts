@@ -4,8 +4,9 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { CLI_COMMAND } from '../helpers/cli.js';
-import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
+import { EVERYTHING_STDIO_COMMAND, stopProcess } from '../helpers/processes.js';
 
 /**
  * Helpers of the accept-* files (acceptance of issues 3 and 4 through the
@@ -148,6 +149,26 @@ export class StdioLines {
     await until(() => this.lines.some((l) => l.id === id), 10_000);
     return this.lines.find((l) => l.id === id)!;
   }
+}
+
+/**
+ * In the calling describe: before its tests, spawns `mcp-bridge --stdio --
+ * <server-everything stdio>`, expects its server/discover answer and hands the
+ * lines client to `use`; after them, ends it.
+ */
+export function rawEverythingLines(use: (io: StdioLines) => void): void {
+  let io: StdioLines | undefined;
+
+  beforeAll(async () => {
+    io = new StdioLines(['--', ...EVERYTHING_STDIO_COMMAND]);
+    use(io);
+    expect(await io.request('discover', 'server/discover')).toMatchObject({ result: { resultType: 'complete', supportedVersions: [V] } });
+  });
+
+  afterAll(async () => {
+    io?.child.stdin!.end();
+    if (io) await stopProcess(io.child, 5_000);
+  });
 }
 
 export function envelope(caps: Obj, meta: Obj = {}): Obj {

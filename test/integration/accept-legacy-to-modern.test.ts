@@ -3,19 +3,13 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { WebSocket as WsWebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
-import { rawPost, sleep, until, type Obj } from './accept-helpers.js';
+import { connectV1, rawSession, textOf, v1FeatureTests, type V1Connected } from '../helpers/v1-modern-client.js';
+import { rawPost, sleep, until } from './accept-helpers.js';
 
 // The SDK v1 WebSocket transport uses the global WebSocket, which Node 20 only has behind a flag.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WsWebSocket;
@@ -28,116 +22,6 @@ import { rawPost, sleep, until, type Obj } from './accept-helpers.js';
  * Streamable HTTP client against the stdio upstream, and sessions (expiry,
  * DELETE, a 2025-03-26 batch, an input request never answered) via CLI flags.
  */
-
-const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]?.text;
-
-/** What a v1 client saw arrive unsolicited or alongside its calls. */
-interface Seen {
-  toolsChanged: number;
-  updated: string[];
-  logs: { level: string; data: unknown }[];
-}
-
-/** A real SDK v1 client that declares elicitation, sampling and roots and answers the fixture's questions. */
-async function connectV1(transport: Transport): Promise<{ client: Client; seen: Seen }> {
-  const client = new Client({ name: 'v1-accept', version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } } });
-  const seen: Seen = { toolsChanged: 0, updated: [], logs: [] };
-  const answers: Record<string, Obj> = {
-    'What is your name?': { name: 'Ada' },
-    'Favourite colour?': { color: 'teal' },
-  };
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    const message = req.params.message;
-    if (message.startsWith('Is "Ada" right?')) return { action: 'accept', content: { ok: true } };
-    const content = answers[message];
-    return content ? { action: 'accept', content: content as Record<string, string> } : { action: 'decline' };
-  });
-  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'hi from v1' }, model: 'v1-model' }));
-  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///v1', name: 'v1' }] }));
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void seen.toolsChanged++);
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void seen.updated.push(n.params.uri));
-  client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void seen.logs.push({ level: n.params.level, data: n.params.data }));
-  await client.connect(transport);
-  return { client, seen };
-}
-
-/** Every item of issue 4's first Tests bullet, through one connected v1 client. */
-function featureCases(get: () => { client: Client; seen: Seen }, slug: string, headerSeen: boolean): void {
-  const c = () => get().client;
-
-  it('initialize is answered with the modern server’s serverInfo and capabilities', () => {
-    expect(c().getServerVersion()).toMatchObject({ name: 'modern-fixture', version: '1.0.0' });
-    expect(c().getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true } });
-  });
-
-  it('tools/list and tools/call', async () => {
-    expect((await c().listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'ask-name', 'ask-two', 'sample', 'tenant-echo']));
-    expect(textOf(await c().callTool({ name: 'echo', arguments: { message: slug } }))).toBe(`Echo: ${slug}`);
-  });
-
-  it('elicitation over several MRTR rounds (ask-name)', async () => {
-    expect(textOf(await c().callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada!');
-  });
-
-  it('two inputs in one round: elicitation and roots (ask-two)', async () => {
-    expect(textOf(await c().callTool({ name: 'ask-two', arguments: {} }))).toBe('color=teal roots=file:///v1');
-  });
-
-  it('sampling (sample)', async () => {
-    expect(textOf(await c().callTool({ name: 'sample', arguments: { prompt: 'hey' } }))).toBe('sampled: hi from v1');
-  });
-
-  it('progress notifications reach the client in order', async () => {
-    const progress: number[] = [];
-    const r = await c().callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => void progress.push(p.progress) });
-    expect(textOf(r)).toBe('done 3 steps');
-    expect(progress).toEqual([1, 2, 3]);
-  });
-
-  it(`x-mcp-header: the upstream sees Mcp-Param-Region ${headerSeen ? 'from the bridge' : 'as absent (stdio has no headers)'}`, async () => {
-    await c().listTools();
-    const r = await c().callTool({ name: 'tenant-echo', arguments: { region: 'ap-south' } });
-    expect(r.structuredContent).toEqual({ region: 'ap-south', header: headerSeen ? 'ap-south' : null });
-  });
-
-  it('a tool that changes the tool list: tools/list_changed reaches the client', async () => {
-    const before = get().seen.toolsChanged;
-    await c().callTool({ name: 'add-tool', arguments: { name: `added-${slug}` } });
-    await until(() => get().seen.toolsChanged > before);
-  });
-
-  it('resources/subscribe: resources/updated reaches the subscriber', async () => {
-    await c().subscribeResource({ uri: 'test://counter' });
-    const before = get().seen.updated.length;
-    await c().callTool({ name: 'bump', arguments: {} });
-    await until(() => get().seen.updated.length > before);
-    expect(get().seen.updated[before]).toBe('test://counter');
-    await c().unsubscribeResource({ uri: 'test://counter' });
-  });
-
-  it('logging at a set level: below it nothing, at or above it notifications/message', async () => {
-    await c().setLoggingLevel('warning');
-    await c().callTool({ name: 'log', arguments: { level: 'info', data: `quiet-${slug}` } });
-    await c().callTool({ name: 'log', arguments: { level: 'error', data: `loud-${slug}` } });
-    await until(() => get().seen.logs.some((l) => l.data === `loud-${slug}`));
-    expect(get().seen.logs.some((l) => l.data === `quiet-${slug}`)).toBe(false);
-  });
-
-  it('cancellation mid-call reaches the upstream', async () => {
-    const ac = new AbortController();
-    const call = c().callTool({ name: 'slow', arguments: { ms: 10_000 } }, undefined, { signal: ac.signal });
-    await sleep(300);
-    ac.abort('test cancels');
-    await expect(call).rejects.toThrow();
-    let cancelled = false;
-    for (let i = 0; i < 100 && !cancelled; i++) {
-      const r = await c().callTool({ name: 'last-cancelled', arguments: {} });
-      cancelled = (r.structuredContent as Obj).cancelled === true;
-      if (!cancelled) await sleep(50);
-    }
-    expect(cancelled).toBe(true);
-  });
-}
 
 type ClientKind = 'Streamable HTTP' | 'http+sse' | 'WebSocket';
 
@@ -169,30 +53,18 @@ for (const { upstream, clients } of plan) {
 
     for (const kind of clients) {
       describe(`over ${kind}`, () => {
-        let connected: { client: Client; seen: Seen };
+        let connected: V1Connected;
         beforeAll(async () => {
-          connected = await connectV1(transports[kind](cli.url));
+          connected = await connectV1(transports[kind](cli.url), 'v1-accept');
         });
         afterAll(async () => {
           await connected?.client.close();
         });
-        featureCases(() => connected, `${upstream}-${kind}`.replace(/\W+/g, '-'), upstream === 'HTTP');
+        const slug = `${upstream}-${kind}`.replace(/\W+/g, '-');
+        v1FeatureTests(() => connected, { tag: slug, echo: slug, headerSeen: upstream === 'HTTP', listToolsBeforeHeader: true });
       });
     }
   });
-}
-
-/** initialize + initialized, raw; returns the minted Mcp-Session-Id. */
-async function rawSession(base: string, protocolVersion: string): Promise<string> {
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-  const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(init) });
-  expect(res.status).toBe(200);
-  expect(await res.json()).toMatchObject({ result: { protocolVersion, serverInfo: { name: 'modern-fixture' } } });
-  const sid = res.headers.get('mcp-session-id');
-  expect(sid).toMatch(/^[0-9a-f]{64}$/);
-  const ack = await rawPost(base, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid! });
-  expect(ack.status).toBe(202);
-  return sid!;
 }
 
 describe('issue 4 through the built CLI: sessions (--session-idle 600, --input-timeout 500)', () => {

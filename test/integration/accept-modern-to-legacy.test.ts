@@ -2,8 +2,8 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport, type Transpo
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_COMMAND, startCli, type RunningCli } from '../helpers/cli.js';
-import { EVERYTHING_STDIO_COMMAND, startEverything, stopProcess, type RunningServer } from '../helpers/processes.js';
-import { envelope, httpRecorder, StdioLines, stdinTee, textOf, until, V, type Obj, type Recorder } from './accept-helpers.js';
+import { EVERYTHING_STDIO_COMMAND, startEverything, type RunningServer } from '../helpers/processes.js';
+import { envelope, httpRecorder, rawEverythingLines, StdioLines, stdinTee, textOf, until, V, type Obj, type Recorder } from './accept-helpers.js';
 
 /**
  * Acceptance of issue 3 through the built CLI: the SDK v2 client pinned to
@@ -241,16 +241,7 @@ describe('issue 3 through the built CLI: SDK v2 client (pinned) over stdio → m
 
 describe('issue 3 through the built CLI: raw 2026-07-28 lines on mcp-bridge --stdio → server-everything over stdio', () => {
   let io: StdioLines;
-
-  beforeAll(async () => {
-    io = new StdioLines(['--', ...EVERYTHING_STDIO_COMMAND]);
-    expect(await io.request('discover', 'server/discover')).toMatchObject({ result: { resultType: 'complete', supportedVersions: [V] } });
-  });
-
-  afterAll(async () => {
-    io?.child.stdin!.end();
-    if (io) await stopProcess(io.child, 5_000);
-  });
+  rawEverythingLines((lines) => (io = lines));
 
   it('on stdout every progress line of a call comes before its response, under the client’s token', async () => {
     const res = await io.request('long', 'tools/call', { name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, {}, { progressToken: 'tok-raw' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
-import { EVERYTHING_STDIO_COMMAND, stopProcess } from '../helpers/processes.js';
-import { envelope, modernHeaders, postModern, rawPost, sleep, StdioLines, stdinTee, textOf, until, V, type Obj, type RawReply, type Recorder } from './accept-helpers.js';
+import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
+import { envelope, modernHeaders, postModern, rawEverythingLines, rawPost, sleep, StdioLines, stdinTee, textOf, until, V, type Obj, type RawReply, type Recorder } from './accept-helpers.js';
 
 /**
  * Acceptance of issue 3's second Tests bullet through the built CLI, in raw
@@ -232,16 +232,7 @@ describe('issue 3 validation through the built CLI (raw HTTP)', () => {
 
 describe('issue 3 validation through the built CLI (stdio face, raw lines)', () => {
   let io: StdioLines;
-
-  beforeAll(async () => {
-    io = new StdioLines(['--', ...EVERYTHING_STDIO_COMMAND]);
-    expect(await io.request('discover', 'server/discover')).toMatchObject({ result: { resultType: 'complete', supportedVersions: [V] } });
-  });
-
-  afterAll(async () => {
-    io?.child.stdin!.end();
-    if (io) await stopProcess(io.child, 5_000);
-  });
+  rawEverythingLines((lines) => (io = lines));
 
   const sendAndWait = async (m: Obj) => {
     io.send(m);

@@ -4,14 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { WebSocket as WsWebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OPTIONS, type UpstreamTarget } from '../../src/daemon/options.js';
@@ -19,11 +12,10 @@ import { startBridge, type RunningBridge } from '../../src/daemon/start-bridge.j
 import { silentLogger } from '../../src/log.js';
 import { CLI_COMMAND, startCli, type RunningCli } from '../helpers/cli.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
+import { connectV1, rawSession, textOf, v1FeatureTests, type V1Connected } from '../helpers/v1-modern-client.js';
 
 // The SDK v1 WebSocket transport uses the global WebSocket, which Node 20 only has behind a flag.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WsWebSocket;
-
-type Obj = Record<string, unknown>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,119 +29,8 @@ async function waitFor<T>(pred: () => T | undefined | Promise<T | undefined>, ms
   }
 }
 
-const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]?.text;
-
 function bridgeOptions(upstream: UpstreamTarget, over: Partial<typeof DEFAULT_OPTIONS> = {}) {
   return { ...DEFAULT_OPTIONS, upstream, logger: silentLogger, listen: { host: '127.0.0.1', port: 0 }, inputTimeoutMs: 2_000, ...over };
-}
-
-/** What a v1 client saw arrive unsolicited or alongside its calls. */
-interface Seen {
-  toolsChanged: number;
-  updated: string[];
-  logs: { level: string; data: unknown }[];
-}
-
-/** A real SDK v1 client that declares elicitation, sampling and roots and answers them. */
-async function connectV1(transport: Transport): Promise<{ client: Client; seen: Seen }> {
-  const client = new Client({ name: 'v1-e2e', version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } } });
-  const seen: Seen = { toolsChanged: 0, updated: [], logs: [] };
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    const message = req.params.message;
-    if (message === 'What is your name?') return { action: 'accept', content: { name: 'Ada' } };
-    if (message.startsWith('Is "Ada" right?')) return { action: 'accept', content: { ok: true } };
-    if (message === 'Favourite colour?') return { action: 'accept', content: { color: 'teal' } };
-    return { action: 'decline' };
-  });
-  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'hi from v1' }, model: 'v1-model' }));
-  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///v1', name: 'v1' }] }));
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void seen.toolsChanged++);
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void seen.updated.push(n.params.uri));
-  client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void seen.logs.push({ level: n.params.level, data: n.params.data }));
-  await client.connect(transport);
-  return { client, seen };
-}
-
-/**
- * Every bridged feature, asserted through one connected v1 client. `headerSeen`
- * says whether the upstream can see HTTP headers (HTTP upstreams only).
- */
-function featureTests(get: () => { client: Client; seen: Seen }, label: string, headerSeen: boolean): void {
-  let client: Client;
-  let seen: Seen;
-  beforeAll(() => {
-    ({ client, seen } = get());
-  });
-
-  it('initialize succeeds with the upstream serverInfo and its capabilities', () => {
-    expect(client.getServerVersion()).toMatchObject({ name: 'modern-fixture', version: '1.0.0' });
-    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true } });
-  });
-
-  it('tools/list and tools/call work', async () => {
-    const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'ask-name', 'ask-two', 'sample', 'tenant-echo']));
-    expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'v1' } }))).toBe('Echo: v1');
-  });
-
-  it('elicitation through several MRTR rounds (ask-name)', async () => {
-    expect(textOf(await client.callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada!');
-  });
-
-  it('two inputs at once: elicitation and roots (ask-two)', async () => {
-    expect(textOf(await client.callTool({ name: 'ask-two', arguments: {} }))).toBe('color=teal roots=file:///v1');
-  });
-
-  it('sampling (sample)', async () => {
-    expect(textOf(await client.callTool({ name: 'sample', arguments: { prompt: 'hey' } }))).toBe('sampled: hi from v1');
-  });
-
-  it('progress notifications pass through', async () => {
-    const progress: number[] = [];
-    const r = await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => void progress.push(p.progress) });
-    expect(textOf(r)).toBe('done 3 steps');
-    expect(progress).toEqual([1, 2, 3]);
-  });
-
-  it('x-mcp-header: the upstream sees Mcp-Param-Region when the upstream is HTTP', async () => {
-    const r = await client.callTool({ name: 'tenant-echo', arguments: { region: 'ap-south' } });
-    expect(r.structuredContent).toEqual({ region: 'ap-south', header: headerSeen ? 'ap-south' : null });
-  });
-
-  it('a tool that changes the tool list: the client receives tools/list_changed', async () => {
-    const before = seen.toolsChanged;
-    await client.callTool({ name: 'add-tool', arguments: { name: `added-${label.replace(/\W/g, '')}` } });
-    await waitFor(() => (seen.toolsChanged > before ? true : undefined));
-  });
-
-  it('resources/subscribe: resources/updated arrives after bump', async () => {
-    await client.subscribeResource({ uri: 'test://counter' });
-    const before = seen.updated.length;
-    await client.callTool({ name: 'bump', arguments: {} });
-    expect(await waitFor(() => seen.updated[before])).toBe('test://counter');
-    await client.unsubscribeResource({ uri: 'test://counter' });
-  });
-
-  it('logging at a set level: below it nothing, at or above it notifications/message', async () => {
-    await client.setLoggingLevel('warning');
-    await client.callTool({ name: 'log', arguments: { level: 'info', data: `quiet-${label}` } });
-    await client.callTool({ name: 'log', arguments: { level: 'error', data: `loud-${label}` } });
-    await waitFor(() => seen.logs.find((l) => l.data === `loud-${label}`));
-    expect(seen.logs.find((l) => l.data === `quiet-${label}`)).toBeUndefined();
-  });
-
-  it('cancellation mid-call reaches the upstream', async () => {
-    const ac = new AbortController();
-    const call = client.callTool({ name: 'slow', arguments: { ms: 10_000 } }, undefined, { signal: ac.signal });
-    await sleep(300);
-    ac.abort('test cancels');
-    await expect(call).rejects.toThrow();
-    const cancelled = await waitFor(async () => {
-      const r = await client.callTool({ name: 'last-cancelled', arguments: {} });
-      return (r.structuredContent as Obj).cancelled === true ? true : undefined;
-    });
-    expect(cancelled).toBe(true);
-  });
 }
 
 const upstreams: { name: string; start(): Promise<{ target: UpstreamTarget; close(): Promise<void> }> }[] = [
@@ -195,14 +76,14 @@ for (const up of upstreams) {
 
     for (const ct of clientTransports) {
       describe(`over ${ct.name}`, () => {
-        let connected: { client: Client; seen: Seen };
+        let connected: V1Connected;
         beforeAll(async () => {
           connected = await connectV1(ct.make(bridge.url!));
         }, 10_000);
         afterAll(async () => {
           await connected?.client.close();
         });
-        featureTests(() => connected, `${up.name}-${ct.name}`, up.name === 'HTTP');
+        v1FeatureTests(() => connected, { tag: `${up.name}-${ct.name}`, headerSeen: up.name === 'HTTP' });
       });
     }
   });
@@ -245,17 +126,6 @@ async function replyBody(res: Response): Promise<unknown> {
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
   const datas = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
   return datas.find((d) => Array.isArray(d) || 'result' in d || 'error' in d);
-}
-
-async function rawSession(base: string, protocolVersion: string): Promise<string> {
-  const res = await post(`${base}/mcp`, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  expect(res.status).toBe(200);
-  expect(await res.json()).toMatchObject({ result: { protocolVersion, serverInfo: { name: 'modern-fixture' } } });
-  const sid = res.headers.get('mcp-session-id');
-  expect(sid).toMatch(/^[0-9a-f]{64}$/);
-  const ack = await post(`${base}/mcp`, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid! });
-  expect(ack.status).toBe(202);
-  return sid!;
 }
 
 describe('sessions in front of a modern server', () => {
@@ -339,7 +209,7 @@ describe('SDK v1 clients → the built CLI (dist/bin/mcp-bridge.js) → modern-o
   ];
   for (const l of launches) {
     describe(l.name, () => {
-      let connected: { client: Client; seen: Seen };
+      let connected: V1Connected;
       beforeAll(async () => {
         const transport = new StdioClientTransport({ command: CLI_COMMAND[0]!, args: [CLI_COMMAND[1]!, ...l.args()], stderr: 'ignore' });
         connected = await connectV1(transport);
@@ -347,13 +217,13 @@ describe('SDK v1 clients → the built CLI (dist/bin/mcp-bridge.js) → modern-o
       afterAll(async () => {
         await connected?.client.close();
       });
-      featureTests(() => connected, `cli-${l.name}`, l.headerSeen);
+      v1FeatureTests(() => connected, { tag: `cli-${l.name}`, headerSeen: l.headerSeen });
     });
   }
 
   describe('Streamable HTTP client, HTTP upstream', () => {
     let cli: RunningCli;
-    let connected: { client: Client; seen: Seen };
+    let connected: V1Connected;
     beforeAll(async () => {
       cli = await startCli(['--upstream', server.url]);
       connected = await connectV1(new StreamableHTTPClientTransport(new URL(`${cli.url}/mcp`)));
@@ -362,6 +232,6 @@ describe('SDK v1 clients → the built CLI (dist/bin/mcp-bridge.js) → modern-o
       await connected?.client.close();
       await cli?.close();
     });
-    featureTests(() => connected, 'cli-http', true);
+    v1FeatureTests(() => connected, { tag: 'cli-http', headerSeen: true });
   });
 });
