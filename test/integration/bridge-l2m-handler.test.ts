@@ -234,7 +234,13 @@ for (const t of transports) {
       const s = await session();
       const ac = new AbortController();
       const c = s.call('tools/call', { name: 'slow', arguments: { ms: 5_000 } }, { signal: ac.signal });
-      await new Promise((r) => setTimeout(r, 300));
+      // Cancel only once the server runs the call (a loaded machine may start it late).
+      const runningBy = Date.now() + 5_000;
+      while (Date.now() < runningBy) {
+        const r = (await s.call('tools/call', { name: 'last-cancelled', arguments: {} }).response) as unknown as { result: { structuredContent: { running: number } } };
+        if (r.result.structuredContent.running > 0) break;
+        await new Promise((res) => setTimeout(res, 20));
+      }
       ac.abort();
       expect(await c.response).toMatchObject({ error: { code: -32603 } });
       const deadline = Date.now() + 3_000;

@@ -137,7 +137,7 @@ describe('modern-to-modern against the modern fixture over HTTP', () => {
   it('cancels upstream when the client aborts', async () => {
     const slow = context();
     const pending = bridge.handle(req('tools/call', { name: 'slow', arguments: { ms: 5_000 } }), slow.ctx);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => server.state.slowRunning > 0);
     slow.controller.abort();
     const res = await pending;
     expect('error' in res).toBe(true);

@@ -173,8 +173,8 @@ describe('ModernHttpLink against the modern fixture', () => {
     const link = newLink();
     const controller = new AbortController();
     const pending = link.call({ method: 'tools/call', params: { _meta: envelope(), name: 'slow', arguments: { ms: 5_000 } } }, { signal: controller.signal });
-    await waitFor(() => (server.state.lastCancelled === null ? true : undefined));
-    setTimeout(() => controller.abort(), 100);
+    await waitFor(() => (server.state.slowRunning > 0 ? true : undefined));
+    controller.abort();
     const outcome = await pending;
     expect(outcome).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/cancelled/) } });
     await waitFor(() => (server.state.lastCancelled === true ? true : undefined));

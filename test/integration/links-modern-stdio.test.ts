@@ -118,7 +118,14 @@ describe('ModernStdioLink against the modern fixture over stdio', () => {
     const link = newLink();
     const controller = new AbortController();
     const pending = link.call(tool('slow', { ms: 5_000 }), { signal: controller.signal });
-    setTimeout(() => controller.abort(), 300);
+    // Cancel only once the server runs the call (a loaded machine may start the child late).
+    const runningBy = Date.now() + 5_000;
+    while (Date.now() < runningBy) {
+      const status = (await link.call(tool('last-cancelled'))) as { result: { structuredContent: { running: number } } };
+      if (status.result.structuredContent.running > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    controller.abort();
     expect(await pending).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/cancelled/) } });
     const deadline = Date.now() + 3_000;
     let cancelled: unknown;
