@@ -8,24 +8,13 @@ import { ModernHttpLink } from '../../src/links/modern-http-link.js';
 import { ModernStdioLink } from '../../src/links/modern-stdio-link.js';
 import { silentLogger } from '../../src/log.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Obj = Record<string, unknown>;
 type Answer = (method: string, params: Obj | undefined) => Promise<Obj>;
 
 const ALL_CAPS = { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } };
 
-function waitFor<T>(pred: () => T | undefined, ms = 5_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const tick = () => {
-      const v = pred();
-      if (v !== undefined) return resolve(v);
-      if (Date.now() > deadline) return reject(new Error('condition not met in time'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 const textOf = (r: JSONRPCResponse) => ((r as { result?: { content?: { text: string }[] } }).result?.content?.[0]?.text);
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModernHttpLink } from '../../src/links/modern-http-link.js';
 import { silentLogger } from '../../src/log.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const envelope = (extra: Record<string, unknown> = {}) => ({
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -13,18 +14,6 @@ const envelope = (extra: Record<string, unknown> = {}) => ({
 
 const textOf = (outcome: unknown) => ((outcome as { result: { content: { text: string }[] } }).result.content[0]?.text);
 
-function waitFor<T>(pred: () => T | undefined, ms = 5_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const tick = () => {
-      const v = pred();
-      if (v !== undefined) return resolve(v);
-      if (Date.now() > deadline) return reject(new Error('condition not met in time'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 describe('ModernHttpLink against the modern fixture', () => {
   let server: RunningModernServer;

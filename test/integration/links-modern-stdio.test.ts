@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ModernStdioLink } from '../../src/links/modern-stdio-link.js';
 import { silentLogger } from '../../src/log.js';
 import { MODERN_STDIO_COMMAND } from '../helpers/modern-fixture.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const envelope = (extra: Record<string, unknown> = {}) => ({
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -18,18 +19,6 @@ const tool = (name: string, args: Record<string, unknown> = {}, meta: Record<str
   params: { _meta: envelope(meta), name, arguments: args },
 });
 
-function waitFor<T>(pred: () => T | undefined, ms = 5_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const tick = () => {
-      const v = pred();
-      if (v !== undefined) return resolve(v);
-      if (Date.now() > deadline) return reject(new Error('condition not met in time'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 function alive(pid: number): boolean {
   try {

@@ -4,37 +4,7 @@ import http from 'node:http';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { loopbackRequest } from '../shared/loopback.mjs';
 import { modernServerFactory } from './create-server.mjs';
-
-async function toWebRequest(req, res) {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  const controller = new AbortController();
-  res.on('close', () => res.writableFinished || controller.abort());
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-  const body = chunks.length > 0 && req.method !== 'GET' && req.method !== 'HEAD' ? Buffer.concat(chunks) : undefined;
-  return { request: new Request(new URL(req.url ?? '/', 'http://127.0.0.1'), { method: req.method, headers, body, signal: controller.signal }), controller };
-}
-
-async function writeWebResponse(response, res, controller) {
-  const headers = {};
-  response.headers.forEach((v, k) => (headers[k] = v));
-  res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  res.flushHeaders();
-  const reader = response.body.getReader();
-  controller.signal.addEventListener('abort', () => reader.cancel().catch(() => {}), { once: true });
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      res.write(value);
-    }
-  } catch {
-    // the client went away
-  }
-  res.end();
-}
+import { toWebRequest, writeWebResponse } from '../../helpers/node-web-adapter.mjs';
 
 /** Listens on 127.0.0.1:`port` (0 picks one) and resolves with the MCP endpoint URL. */
 export async function startModernHttp(port = 0) {
