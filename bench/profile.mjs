@@ -2,7 +2,9 @@
 // V8's --cpu-prof samples wall time, so on an oversubscribed box it blames
 // whatever call was running when the bridge lost its core (writev, pipe
 // writes); `perf record -e cpu-clock` with --perf-basic-prof does not.
-//   node bench/profile.mjs relay|wrap|headline [--c 8] [--seconds 5]
+//   node bench/profile.mjs relay|wrap|headline [--c 8] [--seconds 5] [--inclusive]
+// --inclusive ranks every frame by the share of samples it appears in (itself
+// and everything it called), JS and native alike, instead of the nearest own frame.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +25,7 @@ const SCENARIOS = {
 const BRIDGE_READY = /serving \S+ upstream at (http:\/\/[\d.]+:\d+)\/mcp/;
 const log = (line) => process.stderr.write(`[profile] ${line}\n`);
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' }, inclusive: { type: 'boolean', default: false } } });
 const scenario = SCENARIOS[positionals[0]];
 if (!scenario) {
   log(`usage: node bench/profile.mjs ${Object.keys(SCENARIOS).join('|')} [--c 8] [--seconds 5]`);
@@ -73,7 +75,7 @@ log(`${calls} calls in ${seconds} s, bridge tree ${cpuUs.toFixed(0)} µs CPU per
 
 if (hasPerf) {
   const script = execFileSync('perf', ['script', '-i', perfData], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
-  process.stdout.write(nearestFrames(script, 30));
+  process.stdout.write(values.inclusive ? inclusiveFrames(script, 60) : nearestFrames(script, 30));
 } else {
   const { readdirSync } = await import('node:fs');
   const { profileText } = await import('./lib/profile-summary.mjs');
@@ -105,6 +107,29 @@ function nearestFrames(text, top) {
   }
   const pct = (n) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
   const lines = [`${total} CPU-time samples; leaf: ${[...where].map(([k, n]) => `${k} ${pct(n).trim()}`).join(', ')}`, 'nearest project/dependency frame:'];
+  for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)}  ${k}`);
+  return lines.join('\n') + '\n';
+}
+
+/** Per frame, the share of samples whose stack holds it anywhere: what it and its callees cost. */
+function inclusiveFrames(text, top) {
+  const clean = (frame) =>
+    frame
+      .replace(/^[0-9a-f]+ /, '')
+      .replace(/\+0x[0-9a-f]+ \(.*\)$/, '')
+      .replace(/ \(\/.*\)$/, '')
+      .replace(`file://${path.resolve(CLI_ENTRY, '../../..')}/dist/`, '')
+      .replace(/\/.*node_modules\//, '');
+  const counts = new Map();
+  let total = 0;
+  for (const sample of text.split('\n\n')) {
+    const frames = sample.split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
+    if (frames.length === 0) continue;
+    total += 1;
+    for (const f of new Set(frames.map(clean))) counts.set(f, (counts.get(f) ?? 0) + 1);
+  }
+  const pct = (n) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
+  const lines = [`${total} CPU-time samples; share of samples each frame appears in:`];
   for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)}  ${k}`);
   return lines.join('\n') + '\n';
 }
