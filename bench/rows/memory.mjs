@@ -197,8 +197,11 @@ export async function rowMemory(ctx) {
     ['listen', 'mcp-proxy', () => listens(ctx, 'mcp-proxy')],
     ['listen', 'floor', () => listens(ctx, 'floor')],
   ];
+  // BENCH_MEMORY_ONLY=parked-call:mcp-bridge,listen:floor measures just those (while working on one of them).
+  const only = process.env.BENCH_MEMORY_ONLY?.split(',').map((s) => s.trim());
   const out = [];
   for (const [kind, target, run] of jobs) {
+    if (only && !only.includes(`${kind}:${target}`)) continue;
     try {
       const m = await run();
       const heap = m.liveHeapKiBPer === undefined ? '' : `, +${m.liveHeapKiBPer.toFixed(1)} KiB live heap`;
