@@ -23,7 +23,7 @@ export function buildUpstream(facts: UpstreamFacts, opts: BridgeOptions): Upstre
     const link: ModernLink =
       target.kind === 'command'
         ? new ModernStdioLink({ ...common, command: target.command, args: target.args, env: target.env, cwd: target.cwd, maxLineBytes: opts.maxLineBytes })
-        : new ModernHttpLink({ ...common, url: target.url, headers: target.headers, fetch: lineLimitedFetch(opts.maxLineBytes) });
+        : new ModernHttpLink({ ...common, url: target.url, headers: target.headers, maxLineBytes: opts.maxLineBytes });
     return { epoch: 'modern', link, facts };
   }
   const link = legacyLinkFor(facts, opts, common);

@@ -46,19 +46,28 @@ function collect(req: IncomingMessage, maxBytes: number): Promise<Buffer | Error
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (outcome: Buffer | Error | 'too-large'): void => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData);
+      resolve(outcome);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size <= maxBytes) {
         chunks.push(chunk);
         return;
       }
-      req.off('data', onData);
       req.resume();
-      resolve('too-large');
+      settle('too-large');
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', (err) => resolve(err));
-    req.once('close', () => resolve(new Error('the connection closed before the body ended')));
+    req.once('end', () => settle(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.once('error', (err) => settle(err));
+    // Every request closes, long after its body ended: only an early close is an error (and builds one).
+    req.once('close', () => {
+      if (!settled) settle(new Error('the connection closed before the body ended'));
+    });
   });
 }

@@ -185,9 +185,10 @@ function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
   const mcpPost: Handler = async (req, res) => {
     const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
     if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
-    const route = classifyPost(read.body, flatHeaders(req), (id) => parts.streamable.has(id));
+    const headers = flatHeaders(req);
+    const route = classifyPost(read.body, headers, (id) => parts.streamable.has(id));
     if (route.route === 'reject') return writeJsonError(res, route.status, null, route.error);
-    if (route.route === 'modern') return parts.modern.handle(req, res, read.body);
+    if (route.route === 'modern') return parts.modern.handle(req, res, read.body, headers);
     return parts.streamable.handlePost(req, res, read.body);
   };
   // GET and DELETE are 2025 session operations; a modern client never sends them (digest §2.4).

@@ -28,17 +28,14 @@ export function writeJsonError(res: ServerResponse, status: number, id: RequestI
   res.end(JSON.stringify(errorResponse(id, error)));
 }
 
-interface Inflight {
-  controller: AbortController;
-}
-
 /**
  * One modern POST: the validation ladder, then `ModernHandler.handle` with a
  * lazy reply (JSON, or SSE once the handler notifies first). Closing the
  * connection is the cancel (digest §1.9, §2.3).
  */
 export class ModernPost {
-  private readonly inflight = new Map<string, Set<Inflight>>();
+  /** One controller per request being answered, for shutdown. */
+  private readonly inflight = new Set<AbortController>();
   private readonly log: Logger;
 
   constructor(private readonly opts: ModernPostOptions) {
@@ -47,14 +44,11 @@ export class ModernPost {
 
   /** Number of requests being answered. */
   get size(): number {
-    let n = 0;
-    for (const set of this.inflight.values()) n += set.size;
-    return n;
+    return this.inflight.size;
   }
 
   /** Serves one POST whose body was parsed and classified modern by the app. */
-  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const headers = flatHeaders(req);
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown, headers: Record<string, string | undefined> = flatHeaders(req)): Promise<void> {
     const modern = this.opts.modern;
     const verdict = validateModernMessage(body, headers, modern.paramHeaders ? (tool) => modern.paramHeaders!(tool) : undefined);
     if (!verdict.ok) {
@@ -72,21 +66,17 @@ export class ModernPost {
 
   /** Aborts every request in flight (shutdown). */
   close(): void {
-    for (const set of this.inflight.values()) for (const entry of set) entry.controller.abort(new Error('bridge shutting down'));
+    for (const controller of this.inflight) controller.abort(new Error('bridge shutting down'));
     this.inflight.clear();
   }
 
   private async serve(request: JSONRPCRequest, req: IncomingMessage, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
-    const entry: Inflight = { controller: new AbortController() };
-    const key = idKey(request.id);
-    const set = this.inflight.get(key) ?? new Set();
-    set.add(entry);
-    this.inflight.set(key, set);
-
+    const controller = new AbortController();
+    this.inflight.add(controller);
     const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.log });
-    const signal = entry.controller.signal;
+    const signal = controller.signal;
     let settled = false;
-    reply.onClientDrop(() => entry.controller.abort(new Error('client closed the response stream')));
+    reply.onClientDrop(() => controller.abort(new Error('client closed the response stream')));
     const ctx: ModernRequestContext = {
       signal,
       transport: 'http',
@@ -105,8 +95,7 @@ export class ModernPost {
       response = errorResponse(request.id, toRpcErrorBody(err));
     } finally {
       settled = true;
-      set.delete(entry);
-      if (set.size === 0 && this.inflight.get(key) === set) this.inflight.delete(key);
+      this.inflight.delete(controller);
     }
     // A cancelled request gets no answer; handler errors stay in-band at 200, except the MCP codes (digest §1.10).
     reply.finish(signal.aborted ? undefined : response, statusFor(response));
@@ -132,9 +121,4 @@ const MCP_STATUS_CODES: ReadonlySet<number> = new Set([RpcCode.HeaderMismatch, R
 function statusFor(response: JSONRPCResponse): number {
   const code = 'error' in response ? (response.error as { code?: unknown }).code : undefined;
   return typeof code === 'number' && MCP_STATUS_CODES.has(code) ? httpStatusForCode(code) : 200;
-}
-
-/** Map key that keeps 1 and "1" apart. */
-function idKey(id: RequestId): string {
-  return typeof id === 'number' ? `n:${id}` : `s:${id}`;
 }

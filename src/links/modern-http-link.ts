@@ -7,8 +7,9 @@ import type { Logger } from '../log.js';
 import type { ParamHeaderSpec } from '../wire/param-headers.js';
 import { modernRequestHeaders } from '../wire/modern-headers.js';
 import { postModernRequest } from './modern-http-exchange.js';
-import { safeRetryFetch } from './safe-retry.js';
+import { CancelScope } from './cancel-scope.js';
 import { ToolHeaderCache } from './tool-header-cache.js';
+import { UpstreamTarget } from './upstream-http.js';
 
 export interface ModernHttpLinkOptions {
   /** The server's MCP endpoint. */
@@ -18,7 +19,8 @@ export interface ModernHttpLinkOptions {
   logger: Logger;
   /** Deadline of a call without its own `timeoutMs`; `subscriptions/listen` has none by default. */
   callTimeoutMs?: number;
-  fetch?: typeof fetch;
+  /** Bound on one line of an SSE reply (`--max-line`); absent: the SSE parser's default. */
+  maxLineBytes?: number;
 }
 
 const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
@@ -38,7 +40,10 @@ export class ModernHttpLink implements ModernLink {
   private readonly opts: ModernHttpLinkOptions;
   private readonly log: Logger;
   private readonly tools = new ToolHeaderCache();
-  private readonly live = new Set<AbortController>();
+  private readonly target: UpstreamTarget;
+  /** The headers every POST carries before the per-call ones: the user's, then content type and accept, names lower case. */
+  private readonly baseHeaders: Record<string, string>;
+  private readonly live = new Set<CancelScope>();
   private refreshing: Promise<void> | undefined;
   private minted = 0;
   private closed = false;
@@ -46,6 +51,12 @@ export class ModernHttpLink implements ModernLink {
   constructor(opts: ModernHttpLinkOptions) {
     this.opts = opts;
     this.log = opts.logger.child({ link: 'modern-http' });
+    this.target = new UpstreamTarget(opts.url);
+    const base: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers)) base[k.toLowerCase()] = v;
+    base['content-type'] = 'application/json';
+    base.accept = 'application/json, text/event-stream';
+    this.baseHeaders = base;
   }
 
   /** Resolves with the call's outcome (never rejects). `req.id` is sent verbatim when given. */
@@ -123,35 +134,37 @@ export class ModernHttpLink implements ModernLink {
 
   private async send(body: JSONRPCRequest, handlers: CallHandlers, paramHeaders: Record<string, string> = {}): Promise<RpcOutcome> {
     if (this.closed) return failure('the upstream link is closed');
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(new Error(`upstream call ${body.method} cancelled`));
-    if (handlers.signal?.aborted) return failure(`upstream call ${body.method} cancelled`);
-    handlers.signal?.addEventListener('abort', onAbort, { once: true });
+    const caller = handlers.signal;
+    if (caller?.aborted) return failure(`upstream call ${body.method} cancelled`);
+    const scope = new CancelScope();
+    const onAbort = () => scope.abort(new Error(`upstream call ${body.method} cancelled`));
+    caller?.addEventListener('abort', onAbort, { once: true });
     // A listen lives until someone ends it, so it has no default deadline.
     const timeoutMs = handlers.timeoutMs ?? (body.method === 'subscriptions/listen' ? undefined : (this.opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS));
     const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
       this.log.warn('upstream.call.timeout', { id: body.id, method: body.method, timeoutMs });
-      controller.abort(new Error(`upstream call ${body.method} timed out after ${timeoutMs} ms`));
+      scope.abort(new Error(`upstream call ${body.method} timed out after ${timeoutMs} ms`));
     }, timeoutMs);
-    this.live.add(controller);
-    const started = Date.now();
+    this.live.add(scope);
+    const started = this.log.level === 'debug' ? Date.now() : 0;
     try {
       const outcome = await postModernRequest({
-        url: this.opts.url,
+        target: this.target,
         headers: this.headersFor(body, paramHeaders),
         body,
-        signal: controller.signal,
+        signal: scope,
         onNotification: handlers.onNotification,
         logger: this.log,
+        maxLineBytes: this.opts.maxLineBytes,
         // A restarting upstream: reads, and anything that provably never left, are sent again (safe-retry.ts).
-        fetch: safeRetryFetch(this.opts.fetch ?? fetch, body.method, { logger: this.log }),
+        retry: { logger: this.log },
       });
-      this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
+      if (started !== 0) this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
       return outcome;
     } finally {
       if (timer) clearTimeout(timer);
-      handlers.signal?.removeEventListener('abort', onAbort);
-      this.live.delete(controller);
+      caller?.removeEventListener('abort', onAbort);
+      this.live.delete(scope);
     }
   }
 
@@ -162,9 +175,9 @@ export class ModernHttpLink implements ModernLink {
       { method: body.method, params: body.params as Obj | undefined },
       typeof version === 'string' ? version : LATEST_MODERN_VERSION,
     );
-    const out: Record<string, string> = {};
-    const layers = [this.opts.headers, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, protocol, paramHeaders];
-    for (const layer of layers) for (const [k, v] of Object.entries(layer)) out[k.toLowerCase()] = v;
+    const out: Record<string, string> = { ...this.baseHeaders };
+    for (const k in protocol) out[k.toLowerCase()] = protocol[k];
+    for (const k in paramHeaders) out[k.toLowerCase()] = paramHeaders[k];
     return out;
   }
 

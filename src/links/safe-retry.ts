@@ -41,31 +41,35 @@ export function mayRetry(method: string, err: unknown): boolean {
   return (code !== undefined && NEVER_SENT.has(code)) || RETRY_SAFE_METHODS.has(method);
 }
 
+/** The abort part of an AbortSignal: what a retry waits on. */
+export interface AbortLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /**
- * Wraps `fetch` for one request of `method`: a failure before any HTTP
+ * Runs `attempt` for one request of `method`: a failure before any HTTP
  * response (an upstream restarting, a stale keep-alive socket) is retried with
  * backoff when `mayRetry` allows it. HTTP error statuses are answers and are
  * never retried here; an aborted request is not retried either.
  */
-export function safeRetryFetch(inner: typeof fetch, method: string, opts: SafeRetryOptions): typeof fetch {
+export async function safeRetry<T>(method: string, opts: SafeRetryOptions, signal: AbortLike | undefined, attempt: () => Promise<T>): Promise<T> {
   const retries = opts.retries ?? 5;
   const base = opts.baseDelayMs ?? 100;
-  return async (input, init) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await inner(input, init);
-      } catch (err) {
-        const signal = init?.signal ?? undefined;
-        if (signal?.aborted || attempt >= retries || !mayRetry(method, err)) throw err;
-        const delayMs = base * 2 ** attempt;
-        opts.logger.info('upstream.call.retry', { method, attempt: attempt + 1, delayMs, cause: codeOf(err) ?? (err as Error).message });
-        await pause(delayMs, signal);
-      }
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (signal?.aborted || n >= retries || !mayRetry(method, err)) throw err;
+      const delayMs = base * 2 ** n;
+      opts.logger.info('upstream.call.retry', { method, attempt: n + 1, delayMs, cause: codeOf(err) ?? (err as Error).message });
+      await pause(delayMs, signal);
     }
-  };
+  }
 }
 
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function pause(ms: number, signal: AbortLike | undefined): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

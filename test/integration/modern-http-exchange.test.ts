@@ -1,9 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lineLimitedFetch } from '../../src/links/line-limited-fetch.js';
 import { postModernRequest } from '../../src/links/modern-http-exchange.js';
-import { nodeHttpFetch } from '../../src/links/node-http-fetch.js';
+import { UpstreamTarget } from '../../src/links/upstream-http.js';
 import { silentLogger } from '../../src/log.js';
 
 /** postModernRequest against a real node:http server that leaves its SSE reply open after the final response. */
@@ -16,8 +15,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Answers every POST with an SSE event carrying the response, then keeps the stream open; `closed` settles when the client lets go. */
-async function openEndedSse(): Promise<{ url: string; closed: Promise<void> }> {
+/** Answers every POST with an SSE event carrying the response (after `before`; none unless `answer`), then keeps the stream open; `closed` settles when the client lets go. */
+async function openEndedSse({ before = '', answer = true } = {}): Promise<{ url: string; closed: Promise<void> }> {
   let onClosed!: () => void;
   const closed = new Promise<void>((resolve) => (onClosed = resolve));
   server = http.createServer((req, res) => {
@@ -26,7 +25,8 @@ async function openEndedSse(): Promise<{ url: string; closed: Promise<void> }> {
     req.on('end', () => {
       const { id } = JSON.parse(body) as { id: number };
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { ok: true } })}\n\n`);
+      if (before !== '') res.write(before);
+      if (answer) res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { ok: true } })}\n\n`);
       res.on('close', onClosed);
     });
   });
@@ -34,23 +34,50 @@ async function openEndedSse(): Promise<{ url: string; closed: Promise<void> }> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, closed };
 }
 
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+async function closesWithin(closed: Promise<void>, ms: number): Promise<boolean> {
+  return Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+}
+
 describe('postModernRequest on an SSE reply', () => {
-  it.each([
-    ['the global fetch', globalThis.fetch],
-    ['the daemon fetch (node:http, line-limited)', lineLimitedFetch(1024 * 1024, nodeHttpFetch)],
-  ])('with %s, resolves at the final response and cancels the stream left open after it', async (_name, fetchFn) => {
+  it('resolves at the final response and closes the stream left open after it', async () => {
     const { url, closed } = await openEndedSse();
     const outcome = await postModernRequest({
-      url,
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      target: new UpstreamTarget(url),
+      headers: { ...HEADERS },
       body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo' } },
-      signal: new AbortController().signal,
       logger: silentLogger,
-      fetch: fetchFn,
     });
     expect(outcome).toEqual({ result: { ok: true } });
-    const timedOut = Symbol('timed out');
-    const seen = await Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r(timedOut), 2_000))]);
-    expect(seen).toBe('closed');
+    expect(await closesWithin(closed, 2_000)).toBe(true);
+  });
+
+  it('a line past maxLineBytes fails the call with an error naming the bound, and closes the stream', async () => {
+    const { url, closed } = await openEndedSse({ before: `: ${'x'.repeat(5_000)}\n` });
+    const outcome = await postModernRequest({
+      target: new UpstreamTarget(url),
+      headers: { ...HEADERS },
+      body: { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo' } },
+      logger: silentLogger,
+      maxLineBytes: 1024,
+    });
+    expect('error' in outcome && outcome.error.message).toMatch(/upstream stream failed during tools\/call: .*exceeds 1024 bytes/);
+    expect(await closesWithin(closed, 2_000)).toBe(true);
+  });
+
+  it('aborting mid-stream resolves with the reason and closes the stream', async () => {
+    const { url, closed } = await openEndedSse({ answer: false });
+    const ac = new AbortController();
+    const outcome = postModernRequest({
+      target: new UpstreamTarget(url),
+      headers: { ...HEADERS },
+      body: { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo' } },
+      signal: ac.signal,
+      logger: silentLogger,
+    });
+    setTimeout(() => ac.abort(new Error('client went away')), 50);
+    expect(await outcome).toEqual({ error: { code: -32603, message: 'client went away' } });
+    expect(await closesWithin(closed, 2_000)).toBe(true);
   });
 });

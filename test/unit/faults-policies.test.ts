@@ -6,7 +6,7 @@ import { configFromFlags } from '../../src/daemon/config-from-flags.js';
 import { InflightCalls } from '../../src/daemon/inflight-calls.js';
 import { probeUntilUp } from '../../src/daemon/wait-for-upstream.js';
 import { BridgeError } from '../../src/errors.js';
-import { mayRetry, safeRetryFetch } from '../../src/links/safe-retry.js';
+import { mayRetry, safeRetry } from '../../src/links/safe-retry.js';
 import { SessionMemo } from '../../src/links/session-memo.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -34,41 +34,40 @@ describe('mayRetry: which failed requests the modern HTTP link sends again', () 
   });
 });
 
-describe('safeRetryFetch', () => {
-  const ok = new Response('{}', { status: 200 });
+describe('safeRetry', () => {
+  const opts = { logger: silentLogger, baseDelayMs: 1 };
 
   it('retries a refused connection with backoff until it answers', async () => {
     let attempts = 0;
-    const inner = (async () => {
+    const attempt = async () => {
       if (++attempts < 3) throw fetchFailed('ECONNREFUSED');
-      return ok;
-    }) as typeof fetch;
-    const res = await safeRetryFetch(inner, 'tools/call', { logger: silentLogger, baseDelayMs: 1 })('http://x', {});
-    expect(res).toBe(ok);
+      return 'answered';
+    };
+    expect(await safeRetry('tools/call', opts, undefined, attempt)).toBe('answered');
     expect(attempts).toBe(3);
   });
 
   it('gives up after `retries` attempts with the last error', async () => {
     let attempts = 0;
-    const inner = (async () => {
+    const attempt = async () => {
       attempts++;
       throw fetchFailed('ECONNREFUSED');
-    }) as typeof fetch;
-    await expect(safeRetryFetch(inner, 'tools/list', { logger: silentLogger, baseDelayMs: 1, retries: 2 })('http://x', {})).rejects.toThrow('fetch failed');
+    };
+    await expect(safeRetry('tools/list', { ...opts, retries: 2 }, undefined, attempt)).rejects.toThrow('fetch failed');
     expect(attempts).toBe(3);
   });
 
   it('does not retry an unsafe method whose connection broke, nor an aborted request', async () => {
     let attempts = 0;
-    const reset = (async () => {
+    const reset = async () => {
       attempts++;
       throw fetchFailed('ECONNRESET');
-    }) as typeof fetch;
-    await expect(safeRetryFetch(reset, 'tools/call', { logger: silentLogger, baseDelayMs: 1 })('http://x', {})).rejects.toThrow();
+    };
+    await expect(safeRetry('tools/call', opts, undefined, reset)).rejects.toThrow();
     expect(attempts).toBe(1);
     const ac = new AbortController();
     ac.abort();
-    await expect(safeRetryFetch(reset, 'tools/list', { logger: silentLogger, baseDelayMs: 1 })('http://x', { signal: ac.signal })).rejects.toThrow();
+    await expect(safeRetry('tools/list', opts, ac.signal, reset)).rejects.toThrow();
     expect(attempts).toBe(2);
   });
 });

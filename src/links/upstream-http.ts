@@ -1,0 +1,137 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import type { AbortLike } from './safe-retry.js';
+
+/**
+ * The upstream HTTP client: node:http(s) with keep-alive agents, and nothing
+ * on top. The modern link reads node responses directly through it; the
+ * fetch-shaped links go through node-http-fetch.ts, which builds on it. Every
+ * object per call costs on the relay path (issue 7): no Response, no Headers,
+ * no WHATWG stream and no AbortSignal listener unless the caller passes a signal.
+ */
+
+/** A free keep-alive socket is closed after this long, under the 5 s a node:http server keeps one (undici uses 4 s too). */
+const FREE_SOCKET_MS = 4_000;
+/** Redirects followed at most, as fetch does. */
+const MAX_REDIRECTS = 20;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** One shared listener, so reuse can remove it again (setTimeout adds a listener per call). */
+function closeIdle(this: Socket): void {
+  this.destroy();
+}
+
+/** A reused socket carries the free-socket timer; a live exchange has no idle limit (listen streams stay quiet for long). */
+function liveSocket(socket: Socket): void {
+  socket.setTimeout(0, closeIdle);
+}
+
+function agentFor(mod: typeof http | typeof https): http.Agent {
+  const agent = new mod.Agent({ keepAlive: true, scheduling: 'lifo' });
+  agent.on('free', (socket: Socket) => socket.setTimeout(FREE_SOCKET_MS, closeIdle));
+  return agent;
+}
+
+const agents = { 'http:': agentFor(http), 'https:': agentFor(https) };
+
+/** One request. Header names are lower case; `content-length` is set here. */
+export interface UpstreamRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  /** Aborting destroys the exchange: before the response the promise rejects with the reason, after it the body errors. */
+  signal?: AbortLike & { readonly reason: unknown };
+}
+
+/** Where requests go: a URL parsed once into node's request options. */
+export class UpstreamTarget {
+  readonly url: URL;
+  readonly secure: boolean;
+  private readonly base: http.RequestOptions;
+
+  constructor(url: string | URL) {
+    this.url = typeof url === 'string' ? new URL(url) : url;
+    if (this.url.protocol !== 'http:' && this.url.protocol !== 'https:') throw new TypeError(`not an http(s) URL: ${this.url.protocol}`);
+    this.secure = this.url.protocol === 'https:';
+    const auth = this.url.username || this.url.password ? `${decodeURIComponent(this.url.username)}:${decodeURIComponent(this.url.password)}` : undefined;
+    this.base = {
+      protocol: this.url.protocol,
+      hostname: this.url.hostname.startsWith('[') ? this.url.hostname.slice(1, -1) : this.url.hostname,
+      port: this.url.port === '' ? undefined : Number(this.url.port),
+      path: `${this.url.pathname}${this.url.search}`,
+      agent: agents[this.url.protocol as 'http:' | 'https:'],
+      ...(auth === undefined ? {} : { auth }),
+    };
+  }
+
+  options(method: string, headers: http.OutgoingHttpHeaders): http.RequestOptions {
+    return { ...this.base, method, headers };
+  }
+}
+
+/** Rejects the way fetch does, so callers (safe-retry.ts) read the socket error from `cause`. */
+function networkError(err: Error): TypeError {
+  return new TypeError('fetch failed', { cause: err });
+}
+
+function abortReason(signal: { readonly reason: unknown }): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** One exchange without redirects; resolves with the node response, its body unread. */
+export function exchangeOnce(target: UpstreamTarget, r: UpstreamRequest): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const signal = r.signal;
+    if (signal?.aborted) return reject(abortReason(signal));
+    const headers: http.OutgoingHttpHeaders = r.headers;
+    if (r.body !== undefined) headers['content-length'] = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length;
+    const mod = target.secure ? https : http;
+    const req = mod.request(target.options(r.method, headers));
+    let onAbort: (() => void) | undefined;
+    if (signal) {
+      onAbort = () => req.destroy(abortReason(signal) as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      req.once('close', () => signal.removeEventListener('abort', onAbort!));
+    }
+    req.once('socket', liveSocket);
+    req.once('response', resolve);
+    req.on('error', (err) => reject(signal?.aborted ? abortReason(signal) : networkError(err)));
+    req.end(r.body);
+  });
+}
+
+/** The next hop of a redirect, as the fetch standard rewrites it (§4.4 HTTP-redirect fetch, steps 12–13). */
+export function redirected(status: number, r: UpstreamRequest): UpstreamRequest {
+  if (status === 303 ? r.method !== 'HEAD' : (status === 301 || status === 302) && r.method === 'POST') {
+    const headers = { ...r.headers };
+    for (const name of ['content-type', 'content-encoding', 'content-language', 'content-length', 'content-location']) delete headers[name];
+    return { ...r, method: 'GET', headers, body: undefined };
+  }
+  return { ...r, headers: { ...r.headers } };
+}
+
+/** One exchange, redirects followed as fetch follows them; the final response's body is unread. */
+export async function exchange(target: UpstreamTarget, r: UpstreamRequest): Promise<{ res: http.IncomingMessage; target: UpstreamTarget }> {
+  for (let hop = 0; ; hop++) {
+    const res = await exchangeOnce(target, r);
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (!REDIRECTS.has(status) || location === undefined) return { res, target };
+    res.resume();
+    if (hop >= MAX_REDIRECTS) throw networkError(new Error('redirect count exceeded'));
+    target = new UpstreamTarget(new URL(location, target.url));
+    r = redirected(status, r);
+  }
+}
+
+/** The whole body, with plain listeners (an async iterator costs a promise per chunk). Rejects like a fetch body does. */
+export function readWhole(res: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    res.once('error', (err) => reject(new TypeError('terminated', { cause: err })));
+    res.once('aborted', () => reject(new TypeError('terminated', { cause: new Error('the upstream closed the connection mid-body') })));
+  });
+}
