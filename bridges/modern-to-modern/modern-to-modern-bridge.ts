@@ -58,7 +58,9 @@ export class ModernToModernBridge implements ModernHandler {
       return responseFor(req.id, { error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } });
     }
     let outcome: RpcOutcome;
-    const linked = linkedSignal(req.method === LISTEN ? [ctx.signal, this.#closing.signal, this.#draining.signal] : [ctx.signal, this.#closing.signal]);
+    // Other calls end with the request (ctx.signal): at shutdown the face aborts them and the daemon closes the
+    // link; linking the bridge's own signals per call would cost two listeners on every relayed request.
+    const linked = req.method === LISTEN ? linkedSignal([ctx.signal, this.#closing.signal, this.#draining.signal]) : { signal: ctx.signal, dispose: noop };
     try {
       outcome = await this.#link.call(params === undefined ? { method: req.method, id: req.id } : { method: req.method, params, id: req.id }, {
         signal: linked.signal,
@@ -89,7 +91,7 @@ export class ModernToModernBridge implements ModernHandler {
     this.#draining.abort();
   }
 
-  /** Ends in-flight calls (listens with their graceful result); the link belongs to the daemon. */
+  /** Ends open listens with their graceful result and refuses new calls; the link (and with it other calls in flight) belongs to the daemon. */
   async close(): Promise<void> {
     this.#closing.abort();
   }
@@ -102,3 +104,5 @@ export class ModernToModernBridge implements ModernHandler {
     return filtered.result;
   }
 }
+
+function noop(): void {}
