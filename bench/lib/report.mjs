@@ -12,7 +12,7 @@ export function addRatios(cells) {
   for (const row of [1, 5]) {
     for (const cell of load(cells, row)) {
       const direct = find(cells, row, 'direct', cell.concurrency);
-      if (cell.target !== 'mcp-bridge' || !direct || cell.failed) continue;
+      if ((cell.target !== 'mcp-bridge' && cell.target !== 'bare-relay') || !direct || cell.failed) continue;
       cell.vsDirect = { p50: cell.p50Ms / direct.p50Ms, callsPerS: cell.callsPerS / direct.callsPerS };
       cell.ratio = `p50 ${f(cell.vsDirect.p50, 2)}× direct; calls/s ${f(cell.vsDirect.callsPerS * 100)}% of direct; adds ${f(cell.cpuUsPerCall)} µs CPU`;
     }
@@ -35,15 +35,19 @@ export function addRatios(cells) {
 }
 
 const verdict = (met, text) => ({ met, text });
+/** The bare node:http relay's figure beside a verdict, when the run has it. */
+const bare = (cell, show) => (cell?.vsDirect ? `; bare node:http relay ${show(cell)}` : '');
 
 /** One verdict per target line of issue 7; `met` is undefined when the run lacks the cells. */
 export function evaluateTargets(cells) {
   const out = [];
   // Row 1
   const r1 = find(cells, 1, 'mcp-bridge', 1);
-  out.push(r1?.vsDirect ? verdict(r1.vsDirect.p50 <= 1.15, `Row 1: p50 ≤ 1.15× direct at c=1 — ${f(r1.p50Ms, 3)} ms vs ${f(find(cells, 1, 'direct', 1).p50Ms, 3)} ms = ${f(r1.vsDirect.p50, 2)}×`) : verdict(undefined, 'Row 1: p50 at c=1 — not measured'));
+  const bare1 = find(cells, 1, 'bare-relay', 1);
+  out.push(r1?.vsDirect ? verdict(r1.vsDirect.p50 <= 1.15, `Row 1: p50 ≤ 1.15× direct at c=1 — ${f(r1.p50Ms, 3)} ms vs ${f(find(cells, 1, 'direct', 1).p50Ms, 3)} ms = ${f(r1.vsDirect.p50, 2)}×${bare(bare1, (b) => `${f(b.vsDirect.p50, 2)}×`)}`) : verdict(undefined, 'Row 1: p50 at c=1 — not measured'));
   const r1cpu = concurrencies(cells, 1).map((c) => find(cells, 1, 'mcp-bridge', c)).filter(Boolean);
-  out.push(r1cpu.length ? verdict(r1cpu.every((x) => x.cpuUsPerCall <= 150), `Row 1: the bridge adds ≤ 150 µs CPU per call — ${r1cpu.map((x) => `c=${x.concurrency}: ${f(x.cpuUsPerCall)} µs`).join(', ')}`) : verdict(undefined, 'Row 1: bridge CPU — not measured'));
+  const bareCpu = concurrencies(cells, 1).map((c) => find(cells, 1, 'bare-relay', c)).filter(Boolean);
+  out.push(r1cpu.length ? verdict(r1cpu.every((x) => x.cpuUsPerCall <= 150), `Row 1: the bridge adds ≤ 150 µs CPU per call — ${r1cpu.map((x) => `c=${x.concurrency}: ${f(x.cpuUsPerCall)} µs`).join(', ')}${bareCpu.length ? ` (bare node:http relay: ${bareCpu.map((x) => `c=${x.concurrency}: ${f(x.cpuUsPerCall)} µs`).join(', ')})` : ''}`) : verdict(undefined, 'Row 1: bridge CPU — not measured'));
   // Row 2
   const r2 = concurrencies(cells, 2).map((c) => find(cells, 2, 'mcp-bridge', c)).filter((x) => x?.vsPeers);
   out.push(r2.length ? verdict(r2.every((x) => x.vsPeers.callsPerS > 1), `Row 2: ahead of every peer on calls/s in every cell — ${r2.map((x) => `c=${x.concurrency}: ${f(x.callsPerS)} vs ${x.vsPeers.fastest} ${f(x.callsPerS / x.vsPeers.callsPerS)}`).join('; ')}`) : verdict(undefined, 'Row 2: calls/s — not measured'));
@@ -64,7 +68,8 @@ export function evaluateTargets(cells) {
   out.push(listen ? verdict(listen.rssKiBPer <= 8, `Row 4: ≤ 8 KiB per listen — ${f(listen.rssKiBPer, 1)} KiB RSS (${f(listen.pssKiBPer, 1)} KiB PSS, ${f(listen.liveHeapKiBPer, 1)} KiB live heap; bare node:http ${f(mem('listen', 'floor')?.rssKiBPer, 1)} KiB RSS)`) : verdict(undefined, 'Row 4: listens — not measured'));
   // Row 5
   const r5 = find(cells, 5, 'mcp-bridge', 8);
-  out.push(r5?.vsDirect ? verdict(r5.vsDirect.callsPerS >= 0.4, `Row 5: through the bridge ≥ 40% of the floor's direct calls/s at c=8 — ${f(r5.callsPerS)} vs ${f(find(cells, 5, 'direct', 8).callsPerS)} (${f(r5.vsDirect.callsPerS * 100)}%)`) : verdict(undefined, 'Row 5: c=8 — not measured'));
+  const bare5 = find(cells, 5, 'bare-relay', 8);
+  out.push(r5?.vsDirect ? verdict(r5.vsDirect.callsPerS >= 0.4, `Row 5: through the bridge ≥ 40% of the floor's direct calls/s at c=8 — ${f(r5.callsPerS)} vs ${f(find(cells, 5, 'direct', 8).callsPerS)} (${f(r5.vsDirect.callsPerS * 100)}%)${bare(bare5, (b) => `${f(b.callsPerS)} (${f(b.vsDirect.callsPerS * 100)}%)`)}`) : verdict(undefined, 'Row 5: c=8 — not measured'));
   return out;
 }
 

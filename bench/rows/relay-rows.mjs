@@ -1,6 +1,7 @@
 // Row 1 (modern-to-modern relay in front of an SDK v2 server) and row 5 (the
-// floor: a bare node:http echo server): the same server hit directly and
-// through mcp-bridge, in alternating rounds of the same run.
+// floor: a bare node:http echo server): the same server hit directly, through
+// mcp-bridge, and through a bare node:http relay (servers/bare-relay.mjs, for
+// context: what any Node hop costs here), in alternating rounds of the same run.
 import path from 'node:path';
 import { measureRow } from '../lib/cells.mjs';
 import { SERVERS_DIR } from '../lib/paths.mjs';
@@ -10,9 +11,11 @@ import { modernWorkers } from '../lib/workers.mjs';
 async function directAndBridged(ctx, { row, entry, serverLabel }) {
   const server = await startLoopbackNode(serverLabel, path.join(SERVERS_DIR, entry));
   let bridge;
+  let bare;
   try {
     const upstream = `${server.url}/mcp`;
     bridge = await startMcpBridge(upstream, { cpuProfDir: ctx.cpuProfDir });
+    bare = await startLoopbackNode('bare node:http relay', path.join(SERVERS_DIR, 'bare-relay.mjs'), [upstream]);
     const targets = [
       { id: 'direct', label: `${serverLabel} direct`, roots: () => [server.pid], workers: async (c) => modernWorkers(ctx.undici, upstream, c) },
       {
@@ -23,9 +26,17 @@ async function directAndBridged(ctx, { row, entry, serverLabel }) {
         upstreamRoots: () => [server.pid],
         workers: async (c) => modernWorkers(ctx.undici, `${bridge.url}/mcp`, c),
       },
+      {
+        id: 'bare-relay',
+        label: `bare node:http relay → ${serverLabel} (context)`,
+        roots: () => [bare.pid],
+        upstreamRoots: () => [server.pid],
+        workers: async (c) => modernWorkers(ctx.undici, `${bare.url}/mcp`, c),
+      },
     ];
     return await measureRow({ row, targets, concurrencies: ctx.concurrencies, plan: ctx.plan, log: ctx.log });
   } finally {
+    await bare?.stop();
     await bridge?.stop();
     await server.stop();
   }
