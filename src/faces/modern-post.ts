@@ -16,6 +16,8 @@ export interface ModernPostOptions {
 
 /** Request headers with lower-cased names and repeated values joined, as the ladder reads them. */
 export function flatHeaders(req: IncomingMessage): Record<string, string | undefined> {
+  // node joins repeated request headers itself and keeps an array for set-cookie alone, so only that needs a copy.
+  if (req.headers['set-cookie'] === undefined) return req.headers as Record<string, string | undefined>;
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;

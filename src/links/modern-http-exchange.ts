@@ -44,7 +44,7 @@ export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> 
   let res: IncomingMessage;
   try {
     const send = () => exchange(x.target, request);
-    res = (x.retry ? await safeRetry(x.body.method, x.retry, x.signal, send) : await send()).res;
+    res = await (x.retry ? safeRetry(x.body.method, x.retry, x.signal, send) : send());
   } catch (err) {
     if (x.signal?.aborted) return failure(abortMessage(x.signal));
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;

@@ -55,7 +55,7 @@ function headersOf(res: http.IncomingMessage): Headers {
 export const nodeHttpFetch: typeof fetch = async (input, init) => {
   const p = plain(input, init);
   if (!p) return globalThis.fetch(input, init);
-  const { res } = await exchange(new UpstreamTarget(p.url), p.req);
+  const res = await exchange(new UpstreamTarget(p.url), p.req);
   const status = res.statusCode ?? 0;
   const responseInit = { status, statusText: res.statusMessage ?? '', headers: headersOf(res) };
   if (NULL_BODY.has(status) || p.req.method === 'HEAD') {

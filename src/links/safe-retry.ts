@@ -54,17 +54,24 @@ export interface AbortLike {
  * backoff when `mayRetry` allows it. HTTP error statuses are answers and are
  * never retried here; an aborted request is not retried either.
  */
-export async function safeRetry<T>(method: string, opts: SafeRetryOptions, signal: AbortLike | undefined, attempt: () => Promise<T>): Promise<T> {
+export function safeRetry<T>(method: string, opts: SafeRetryOptions, signal: AbortLike | undefined, attempt: () => Promise<T>): Promise<T> {
+  // The first attempt runs without an async frame around it: most calls never retry (issue 7).
+  return attempt().catch((err: unknown) => retryAfter(err, method, opts, signal, attempt));
+}
+
+async function retryAfter<T>(first: unknown, method: string, opts: SafeRetryOptions, signal: AbortLike | undefined, attempt: () => Promise<T>): Promise<T> {
   const retries = opts.retries ?? 5;
   const base = opts.baseDelayMs ?? 100;
+  let err = first;
   for (let n = 0; ; n++) {
+    if (signal?.aborted || n >= retries || !mayRetry(method, err)) throw err;
+    const delayMs = base * 2 ** n;
+    opts.logger.info('upstream.call.retry', { method, attempt: n + 1, delayMs, cause: codeOf(err) ?? (err as Error).message });
+    await pause(delayMs, signal);
     try {
       return await attempt();
-    } catch (err) {
-      if (signal?.aborted || n >= retries || !mayRetry(method, err)) throw err;
-      const delayMs = base * 2 ** n;
-      opts.logger.info('upstream.call.retry', { method, attempt: n + 1, delayMs, cause: codeOf(err) ?? (err as Error).message });
-      await pause(delayMs, signal);
+    } catch (next) {
+      err = next;
     }
   }
 }

@@ -111,18 +111,25 @@ export function redirected(status: number, r: UpstreamRequest): UpstreamRequest 
   return { ...r, headers: { ...r.headers } };
 }
 
+function isRedirect(res: http.IncomingMessage): boolean {
+  return REDIRECTS.has(res.statusCode ?? 0) && res.headers.location !== undefined;
+}
+
 /** One exchange, redirects followed as fetch follows them; the final response's body is unread. */
-export async function exchange(target: UpstreamTarget, r: UpstreamRequest): Promise<{ res: http.IncomingMessage; target: UpstreamTarget }> {
-  for (let hop = 0; ; hop++) {
-    const res = await exchangeOnce(target, r);
-    const status = res.statusCode ?? 0;
-    const location = res.headers.location;
-    if (!REDIRECTS.has(status) || location === undefined) return { res, target };
+export function exchange(target: UpstreamTarget, r: UpstreamRequest): Promise<http.IncomingMessage> {
+  // No async frame for the usual case, an answer without a redirect (issue 7: every promise counts on the relay path).
+  return exchangeOnce(target, r).then((res) => (isRedirect(res) ? followRedirects(target, r, res) : res));
+}
+
+async function followRedirects(target: UpstreamTarget, r: UpstreamRequest, res: http.IncomingMessage): Promise<http.IncomingMessage> {
+  for (let hop = 1; isRedirect(res); hop++) {
     res.resume();
-    if (hop >= MAX_REDIRECTS) throw networkError(new Error('redirect count exceeded'));
-    target = new UpstreamTarget(new URL(location, target.url));
-    r = redirected(status, r);
+    if (hop > MAX_REDIRECTS) throw networkError(new Error('redirect count exceeded'));
+    target = new UpstreamTarget(new URL(res.headers.location!, target.url));
+    r = redirected(res.statusCode ?? 0, r);
+    res = await exchangeOnce(target, r);
   }
+  return res;
 }
 
 /** The whole body, with plain listeners (an async iterator costs a promise per chunk). Rejects like a fetch body does. */
