@@ -3,6 +3,7 @@ import type { ModernHandler, ModernRequestContext, ParamHeaderSpec } from '../..
 import type { ModernLink } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
+import { keepVerbatim } from '../../src/jsonrpc/verbatim.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { linkedSignal } from '../../src/links/linked-signal.js';
@@ -77,8 +78,12 @@ export class ModernToModernBridge implements ModernHandler {
       // Shutdown ends listens gracefully (digest §1.8 "Ending a subscription").
       outcome = { result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_KEY]: req.id } } };
     }
-    if (req.method === 'tools/list' && 'result' in outcome) outcome = { result: this.#toolsList(outcome.result, ctx) };
-    return responseFor(req.id, outcome);
+    if (req.method === 'tools/list' && 'result' in outcome) {
+      const shown = this.#toolsList(outcome.result, ctx);
+      if (shown !== outcome.result) outcome = { result: shown };
+    }
+    // An outcome passed on unchanged keeps the upstream's bytes, so the face need not serialize it again.
+    return keepVerbatim(outcome, responseFor(req.id, outcome));
   }
 
   /** The `x-mcp-header` declarations of a tool seen in a `tools/list` result (digest §2.5). */

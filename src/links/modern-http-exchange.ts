@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { isErrorResponse, isNotification, isRequest, isResultResponse, outcomeOf, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { withVerbatim } from '../jsonrpc/verbatim.js';
 import { SseParser } from '../wire/sse-parser.js';
 import { safeRetry, type AbortLike, type SafeRetryOptions } from './safe-retry.js';
 import { exchange, readWhole, type UpstreamTarget } from './upstream-http.js';
@@ -63,6 +64,11 @@ export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> 
   }
 }
 
+/** The outcome of an upstream response, with its bytes kept for a relay that passes it on unchanged (jsonrpc/verbatim.ts). */
+function verbatimOutcome(msg: JSONRPCResponse, text: string): RpcOutcome {
+  return withVerbatim(outcomeOf(msg), text, msg.id as RequestId);
+}
+
 async function readJson(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
   const status = res.statusCode ?? 0;
   const ok = status >= 200 && status < 300;
@@ -74,8 +80,8 @@ async function readJson(res: IncomingMessage, x: ModernExchange): Promise<RpcOut
     msg = undefined;
   }
   // A JSON-RPC error body wins over the status: modern servers send 400 + -32020/-32021/-32022, 404 + -32601 (digest §1.10).
-  if (isErrorResponse(msg)) return outcomeOf(msg);
-  if (ok && isResultResponse(msg)) return outcomeOf(msg);
+  if (isErrorResponse(msg)) return verbatimOutcome(msg, text);
+  if (ok && isResultResponse(msg)) return verbatimOutcome(msg, text);
   const statusLine = `upstream answered HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`;
   const snippet = text.slice(0, BODY_SNIPPET);
   if (!ok) return failure(`${statusLine} to ${x.body.method}`, { status, body: snippet });
@@ -99,7 +105,7 @@ function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
       if (isNotification(msg)) {
         x.onNotification?.(msg);
       } else if (isResultResponse(msg) || isErrorResponse(msg)) {
-        if ((msg as { id?: unknown }).id === x.body.id) final = outcomeOf(msg);
+        if ((msg as { id?: unknown }).id === x.body.id) final = verbatimOutcome(msg, e.data);
         else x.logger.warn('upstream.sse.foreign-response', { method: x.body.method, id: x.body.id });
       } else if (isRequest(msg)) {
         // Modern servers MUST NOT send requests (digest §1.5); nobody could answer it.

@@ -1,0 +1,38 @@
+import type { JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
+import type { RpcOutcome } from './messages.js';
+
+/**
+ * The upstream's own bytes for a response, kept beside its parsed outcome so a
+ * relay that changes nothing can send them on instead of serializing the
+ * parse again: byte-exact (fields the bridge does not know stay as they came)
+ * and, for a large tool result, the cost of one JSON.stringify less.
+ */
+interface Verbatim {
+  /** The whole JSON-RPC response message as the upstream sent it. */
+  text: string;
+  /** The id inside `text`. */
+  id: RequestId;
+}
+
+const verbatim = new WeakMap<object, Verbatim>();
+
+/** Marks `outcome` as the parse of `text`, a response carrying `id`. */
+export function withVerbatim<T extends RpcOutcome>(outcome: T, text: string, id: RequestId): T {
+  verbatim.set(outcome, { text, id });
+  return outcome;
+}
+
+/**
+ * Hands the upstream bytes of an unchanged `outcome` on to the `response` built
+ * from it, when they carry the same id (a relay that sent the client's id).
+ */
+export function keepVerbatim(outcome: RpcOutcome, response: JSONRPCResponse): JSONRPCResponse {
+  const v = verbatim.get(outcome);
+  if (v !== undefined && v.id === response.id) verbatim.set(response, v);
+  return response;
+}
+
+/** The bytes to send for `message`, when it is an upstream response passed on unchanged. */
+export function verbatimText(message: object): string | undefined {
+  return verbatim.get(message)?.text;
+}

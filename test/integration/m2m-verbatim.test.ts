@@ -1,0 +1,94 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCli, type RunningCli } from '../helpers/cli.js';
+import { httpRequest } from '../helpers/raw-http.js';
+
+/**
+ * modern-to-modern over HTTP: a response the bridge passes on unchanged goes to
+ * the client as the upstream's own bytes (unknown fields, key order and
+ * spacing kept); one the bridge must change, or one carrying another id, is
+ * built anew. The upstream is a raw node:http 2026-07-28 server on 127.0.0.1.
+ */
+
+const VERSION = '2026-07-28';
+const META = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/** Raw reply texts by tool name; `{id}` is replaced with the request's id (JSON). */
+const TOOL_REPLIES: Record<string, string> = {
+  exact: '{ "result" : {"resultType":"complete","content":[{"type":"text","text":"kept"}],"x-vendor":{"b":1,"a":2}} , "id":{id}, "jsonrpc":"2.0", "x-top":true }',
+  'other-id': '{"jsonrpc":"2.0","id":"not-yours","result":{"resultType":"complete","content":[{"type":"text","text":"moved"}]}}',
+};
+
+function reply(res: http.ServerResponse, text: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function startRawModernServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      const msg = JSON.parse(body) as { id?: unknown; method: string; params?: { name?: string } };
+      if (msg.id === undefined) return void res.writeHead(202).end();
+      const id = JSON.stringify(msg.id);
+      if (msg.method === 'server/discover') {
+        return reply(res, `{"jsonrpc":"2.0","id":${id},"result":{"resultType":"complete","supportedVersions":["${VERSION}"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw","version":"1"}}}}`);
+      }
+      if (msg.method === 'tools/list') {
+        const tools = Object.keys(TOOL_REPLIES).map((name) => ({ name, inputSchema: { type: 'object' } }));
+        return reply(res, JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { resultType: 'complete', tools } }));
+      }
+      const text = TOOL_REPLIES[msg.params?.name ?? ''];
+      if (msg.method === 'tools/call' && text) return reply(res, text.replace('{id}', id));
+      reply(res, JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+describe('modern-to-modern relays unchanged responses byte for byte', () => {
+  let upstream: Awaited<ReturnType<typeof startRawModernServer>>;
+  let cli: RunningCli;
+  let port: number;
+
+  beforeAll(async () => {
+    upstream = await startRawModernServer();
+    cli = await startCli(['--upstream', upstream.url, '--log-level', 'warn']);
+    port = Number(new URL(cli.url).port);
+  }, 30_000);
+  afterAll(async () => {
+    await cli?.close();
+    await upstream?.close();
+  });
+
+  const callTool = (id: number | string, name: string) =>
+    httpRequest(port, {
+      method: 'POST',
+      path: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': name },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, _meta: META } }),
+    });
+
+  it('a tools/call result reaches the client exactly as the upstream wrote it', async () => {
+    for (const id of [7, 'seven']) {
+      const r = await callTool(id, 'exact');
+      expect(r.status).toBe(200);
+      expect(r.body).toBe(TOOL_REPLIES.exact.replace('{id}', JSON.stringify(id)));
+    }
+  });
+
+  it('a response carrying another id is not passed on as is: the client gets its own id', async () => {
+    const r = await callTool(8, 'other-id');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ jsonrpc: '2.0', id: 8, result: { resultType: 'complete', content: [{ type: 'text', text: 'moved' }] } });
+  });
+});
