@@ -3,7 +3,7 @@ import type { ModernHandler, ModernRequestContext, ParamHeaderSpec } from '../..
 import type { ModernLink } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
-import { keepVerbatim } from '../../src/jsonrpc/verbatim.js';
+import { keepVerbatim, requestText } from '../../src/jsonrpc/verbatim.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { linkedSignal } from '../../src/links/linked-signal.js';
@@ -63,7 +63,8 @@ export class ModernToModernBridge implements ModernHandler {
     // link; linking the bridge's own signals per call would cost two listeners on every relayed request.
     const linked = req.method === LISTEN ? linkedSignal([ctx.signal, this.#closing.signal, this.#draining.signal]) : { signal: ctx.signal, dispose: noop };
     try {
-      outcome = await this.#link.call(params === undefined ? { method: req.method, id: req.id } : { method: req.method, params, id: req.id }, {
+      const text = requestText(req);
+      outcome = await this.#link.call({ method: req.method, id: req.id, ...(params === undefined ? {} : { params }), ...(text === undefined ? {} : { text }) }, {
         signal: linked.signal,
         onNotification: (n) => ctx.notify(n),
         timeoutMs,

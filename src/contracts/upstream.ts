@@ -43,6 +43,11 @@ export interface OutboundRequest {
   params?: Record<string, unknown>;
   /** Modern HTTP links send this id verbatim (needed for listen subscription ids). Others remap. */
   id?: RequestId;
+  /**
+   * The request as the client wrote it (same method, params and id): a modern
+   * HTTP link sends these bytes instead of serializing the request again.
+   */
+  text?: string;
 }
 
 /** Traffic from the server that belongs to no call. */

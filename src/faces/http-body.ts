@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { withInboundText } from '../jsonrpc/verbatim.js';
 import type { RpcErrorBody } from '../jsonrpc/messages.js';
 import { DEFAULT_MAX_JSON_DEPTH, parseInboundJson } from './inbound-json.js';
 
@@ -34,8 +35,10 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number, maxDe
   if (read instanceof Error) {
     return { ok: false, status: 400, error: { code: RpcCode.ServerError, message: `Bad Request: could not read the body (${read.message})` } };
   }
-  const parsed = parseInboundJson(read.toString('utf8'), maxDepth, 'Parse error: the body is not valid JSON');
-  return parsed.ok ? parsed : { ok: false, status: 400, error: parsed.error };
+  const text = read.toString('utf8');
+  const parsed = parseInboundJson(text, maxDepth, 'Parse error: the body is not valid JSON');
+  // A relay that sends the request on unchanged can send these bytes (jsonrpc/verbatim.ts).
+  return parsed.ok ? { ok: true, body: withInboundText(parsed.body, text) } : { ok: false, status: 400, error: parsed.error };
 }
 
 /**

@@ -2,10 +2,11 @@ import type { JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
 import type { RpcOutcome } from './messages.js';
 
 /**
- * The upstream's own bytes for a response, kept beside its parsed outcome so a
- * relay that changes nothing can send them on instead of serializing the
- * parse again: byte-exact (fields the bridge does not know stay as they came)
- * and, for a large tool result, the cost of one JSON.stringify less.
+ * A message's own bytes, kept beside its parse so a relay that changes nothing
+ * can send them on instead of serializing the parse again: byte-exact (fields
+ * the bridge does not know stay as they came) and, for a large tool result or
+ * argument, the cost of one JSON.stringify less. Responses come from the
+ * upstream, requests from the client.
  */
 interface Verbatim {
   /** The whole JSON-RPC response message as the upstream sent it. */
@@ -35,4 +36,24 @@ export function keepVerbatim(outcome: RpcOutcome, response: JSONRPCResponse): JS
 /** The bytes to send for `message`, when it is an upstream response passed on unchanged. */
 export function verbatimText(message: object): string | undefined {
   return verbatim.get(message)?.text;
+}
+
+const inbound = new WeakMap<object, string>();
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/** Marks a parsed client body as the parse of `text`. */
+export function withInboundText<T>(body: T, text: string): T {
+  if (typeof body === 'object' && body !== null) inbound.set(body, text);
+  return body;
+}
+
+/**
+ * The client's bytes for `request`, when they hold nothing but the four request
+ * members: what the upstream would get from serializing it, as the client wrote it.
+ */
+export function requestText(request: object): string | undefined {
+  const text = inbound.get(request);
+  if (text === undefined) return undefined;
+  for (const key in request) if (!REQUEST_KEYS.has(key)) return undefined;
+  return text;
 }

@@ -14,6 +14,8 @@ export interface ModernExchange {
   /** Every header of the POST, names lower case (protocol, param and the user's extra headers). */
   headers: Record<string, string>;
   body: JSONRPCRequest;
+  /** `body` as JSON text, when the caller has it already (the client's own bytes); serialized here otherwise. */
+  text?: string;
   /** Aborting closes the stream, which is the 2026 cancel (digest §1.9); the reason's message becomes the error. */
   signal?: AbortLike & { readonly reason: unknown };
   onNotification?(n: JSONRPCNotification): void;
@@ -41,7 +43,7 @@ function abortMessage(signal: { readonly reason: unknown }): string {
  * naming the HTTP status, network failure, abort or dropped stream. Never rejects.
  */
 export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> {
-  const request = { method: 'POST', headers: x.headers, body: JSON.stringify(x.body), signal: x.signal };
+  const request = { method: 'POST', headers: x.headers, body: x.text ?? JSON.stringify(x.body), signal: x.signal };
   let res: IncomingMessage;
   try {
     const send = () => exchange(x.target, request);

@@ -63,8 +63,10 @@ export class ModernHttpLink implements ModernLink {
   async call(req: OutboundRequest, handlers: CallHandlers = {}): Promise<RpcOutcome> {
     if (this.closed) return failure('the upstream link is closed');
     const body = request(req.id ?? this.mintId(), req.method, req.params);
-    if (req.method === 'tools/call') return this.callTool(body, handlers);
-    const outcome = await this.send(body, handlers);
+    // The caller's own bytes are this very request only when it carried its id.
+    const text = req.id === undefined ? undefined : req.text;
+    if (req.method === 'tools/call') return this.callTool(body, handlers, text);
+    const outcome = await this.send(body, handlers, {}, text);
     if (req.method === 'tools/list' && 'result' in outcome) this.learn(outcome.result.tools);
     return outcome;
   }
@@ -81,16 +83,16 @@ export class ModernHttpLink implements ModernLink {
   }
 
   /** tools/call needs the tool's header specs: learn them first when unknown, and once more on -32020 (digest §2.2 rule 7). */
-  private async callTool(body: JSONRPCRequest, handlers: CallHandlers): Promise<RpcOutcome> {
+  private async callTool(body: JSONRPCRequest, handlers: CallHandlers, text: string | undefined): Promise<RpcOutcome> {
     const params = (body.params ?? {}) as Obj;
     const name = typeof params.name === 'string' ? params.name : undefined;
     if (name !== undefined && !this.tools.has(name)) await this.refreshTools(params, handlers.signal);
     const headers = () => (name === undefined ? {} : this.tools.headersFor(name, params.arguments));
-    const first = await this.send(body, handlers, headers());
+    const first = await this.send(body, handlers, headers(), text);
     if (!('error' in first) || first.error.code !== RpcCode.HeaderMismatch || handlers.signal?.aborted) return first;
     this.log.info('upstream.header-mismatch.retry', { id: body.id, tool: name, message: first.error.message });
     await this.refreshTools(params, handlers.signal, true);
-    return this.send(body, handlers, headers());
+    return this.send(body, handlers, headers(), text);
   }
 
   /** Reads every `tools/list` page with the call's envelope; concurrent refreshes share one run. */
@@ -132,7 +134,7 @@ export class ModernHttpLink implements ModernLink {
     }
   }
 
-  private async send(body: JSONRPCRequest, handlers: CallHandlers, paramHeaders: Record<string, string> = {}): Promise<RpcOutcome> {
+  private async send(body: JSONRPCRequest, handlers: CallHandlers, paramHeaders: Record<string, string> = {}, text?: string): Promise<RpcOutcome> {
     if (this.closed) return failure('the upstream link is closed');
     const caller = handlers.signal;
     if (caller?.aborted) return failure(`upstream call ${body.method} cancelled`);
@@ -152,6 +154,7 @@ export class ModernHttpLink implements ModernLink {
         target: this.target,
         headers: this.headersFor(body, paramHeaders),
         body,
+        text,
         signal: scope,
         onNotification: handlers.onNotification,
         logger: this.log,

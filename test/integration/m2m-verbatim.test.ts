@@ -7,8 +7,10 @@ import { httpRequest } from '../helpers/raw-http.js';
 /**
  * modern-to-modern over HTTP: a response the bridge passes on unchanged goes to
  * the client as the upstream's own bytes (unknown fields, key order and
- * spacing kept); one the bridge must change, or one carrying another id, is
- * built anew. The upstream is a raw node:http 2026-07-28 server on 127.0.0.1.
+ * spacing kept); one carrying another id is built anew. A plain request goes
+ * upstream as the client's own bytes; one with members a request does not
+ * have is serialized from its parse, as before. The upstream is a raw
+ * node:http 2026-07-28 server on 127.0.0.1 that records the bodies it gets.
  */
 
 const VERSION = '2026-07-28';
@@ -25,11 +27,13 @@ function reply(res: http.ServerResponse, text: string): void {
   res.end(text);
 }
 
-async function startRawModernServer(): Promise<{ url: string; close(): Promise<void> }> {
+async function startRawModernServer(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('utf8')));
     req.on('end', () => {
+      bodies.push(body);
       const msg = JSON.parse(body) as { id?: unknown; method: string; params?: { name?: string } };
       if (msg.id === undefined) return void res.writeHead(202).end();
       const id = JSON.stringify(msg.id);
@@ -48,6 +52,7 @@ async function startRawModernServer(): Promise<{ url: string; close(): Promise<v
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    bodies,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -70,13 +75,14 @@ describe('modern-to-modern relays unchanged responses byte for byte', () => {
     await upstream?.close();
   });
 
-  const callTool = (id: number | string, name: string) =>
+  const post = (name: string, body: string) =>
     httpRequest(port, {
       method: 'POST',
       path: '/mcp',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': name },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, _meta: META } }),
+      body,
     });
+  const callTool = (id: number | string, name: string) => post(name, JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, _meta: META } }));
 
   it('a tools/call result reaches the client exactly as the upstream wrote it', async () => {
     for (const id of [7, 'seven']) {
@@ -90,5 +96,15 @@ describe('modern-to-modern relays unchanged responses byte for byte', () => {
     const r = await callTool(8, 'other-id');
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ jsonrpc: '2.0', id: 8, result: { resultType: 'complete', content: [{ type: 'text', text: 'moved' }] } });
+  });
+
+  it('a plain request reaches the upstream as the client wrote it; one with other members is serialized from its parse', async () => {
+    const plain = `{ "params": {"name":"exact","arguments":{"z":1,"a":[1, 2]},"_meta":${JSON.stringify(META)}},\n  "method":"tools/call", "id":9, "jsonrpc":"2.0" }`;
+    expect((await post('exact', plain)).status).toBe(200);
+    expect(upstream.bodies.at(-1)).toBe(plain);
+    const extra = { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'exact', arguments: {}, _meta: META }, 'x-extra': 1 };
+    expect((await post('exact', ` ${JSON.stringify(extra)}`)).status).toBe(200);
+    const { 'x-extra': _dropped, ...sent } = extra;
+    expect(JSON.parse(upstream.bodies.at(-1)!)).toEqual(sent);
   });
 });
