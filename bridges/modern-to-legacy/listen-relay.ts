@@ -40,10 +40,11 @@ export interface ListenRelayOptions {
 interface Listen {
   readonly id: RequestId;
   filter: ListenFilter;
-  readonly init: UpstreamInit;
   readonly ctx: ModernRequestContext;
   /** Where this listen's URIs are subscribed upstream. */
   session: LegacyUpstreamSession | undefined;
+  /** How to open a fresh anchor if that session dies; only a listen with URIs needs one. */
+  readonly init: UpstreamInit | undefined;
   /** Settles the request with the listen's result. */
   readonly resolve: (outcome: RpcOutcome) => void;
   /** Registered on `ctx.signal`: the client went (or the face shut down). */
@@ -91,7 +92,7 @@ export class ListenRelay {
       this.#opts.logger.warn('m2l.listen_limit', { id: req.id, maxListens: budget.max });
       return Promise.resolve({ error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } });
     }
-    if (filter.uris.length === 0) return this.#start(req.id, filter, ctx, init, undefined);
+    if (filter.uris.length === 0) return this.#start(req.id, filter, ctx, undefined, undefined);
     return this.#subscribeThenStart(req.id, filter, ctx, init);
   }
 
@@ -106,11 +107,11 @@ export class ListenRelay {
       this.#opts.budget?.give();
       throw err;
     }
-    return this.#start(id, filter, ctx, init, session);
+    return this.#start(id, filter, ctx, session, init);
   }
 
   /** Acknowledges the listen, then holds it open until `#end`; the budget slot is taken. */
-  #start(id: RequestId, filter: ListenFilter, ctx: ModernRequestContext, init: UpstreamInit, session: LegacyUpstreamSession | undefined): Promise<RpcOutcome> {
+  #start(id: RequestId, filter: ListenFilter, ctx: ModernRequestContext, session: LegacyUpstreamSession | undefined, init: UpstreamInit | undefined): Promise<RpcOutcome> {
     try {
       // digest §1.8: the acknowledgement is the first message carrying this subscription's id.
       ctx.notify(acknowledgement(id, filter));
@@ -126,7 +127,7 @@ export class ListenRelay {
     const answer = new Promise<RpcOutcome>((r) => {
       resolve = r;
     });
-    const listen: Listen = { id, filter, init, ctx, session, resolve, onAbort: noop };
+    const listen: Listen = { id, filter, ctx, session, init, resolve, onAbort: noop };
     this.#watch(listen);
     this.#opts.logger.info('m2l.listen_opened', { id, honoured: filter.honoured, session: session?.id });
     return answer;
@@ -234,7 +235,8 @@ export class ListenRelay {
     for (const listen of affected) {
       listen.session = undefined;
       try {
-        const session = await this.#opts.pool.anchor(listen.init);
+        // A listen with a session was opened with URIs, so with an init.
+        const session = await this.#opts.pool.anchor(listen.init!);
         const failed = await this.#subscribe(session, listen.filter.uris);
         if (!this.#listens.has(listen)) {
           this.#unsubscribe(session, listen.filter.uris.filter((u) => !failed.includes(u)));
