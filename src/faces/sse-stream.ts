@@ -68,9 +68,14 @@ export class SseStream {
     else (this.closeListeners ??= []).push(listener);
   }
 
-  /** Writes one keepalive comment (the heartbeat sweep's turn for this stream). */
+  /**
+   * Writes one keepalive comment (the heartbeat sweep's turn for this stream).
+   * A response that went away without a 'close' this stream heard (it was
+   * already gone when the stream began) ends the stream here, so the sweep
+   * never holds a dead member.
+   */
   heartbeat(): void {
-    this.write(SSE_HEARTBEAT);
+    if (!this.write(SSE_HEARTBEAT)) this.markEnded();
   }
 
   private write(chunk: string): boolean {

@@ -43,6 +43,27 @@ async function readUntil(res: Response, done: (text: string) => boolean, ms = 3_
 }
 
 describe('SseStream', () => {
+  it('a stream begun on a response whose client had already gone leaves the sweep at its first heartbeat', async () => {
+    const state = { closed: 0, stream: undefined as SseStream | undefined };
+    const server = http.createServer((_req, res) => {
+      res.once('close', () => {
+        state.stream = new SseStream(res, { heartbeatMs: HEARTBEAT_MS });
+        state.stream.onClose(() => void state.closed++);
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const ac = new AbortController();
+    const pending = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { signal: ac.signal }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    await pending;
+    await waitFor(() => state.stream, 2_000);
+    expect(heartbeatSweep(HEARTBEAT_MS).size).toBe(1);
+    await waitFor(() => state.closed === 1 || undefined, 2_000);
+    expect(heartbeatSweep(HEARTBEAT_MS).size).toBe(0);
+  });
+
   it('several open streams each get a keepalive every period from the one shared sweep', async () => {
     const { url, streams } = await sseServer();
     const acs = [new AbortController(), new AbortController(), new AbortController()];
