@@ -32,14 +32,23 @@ export interface ListenRelayOptions {
   budget?: ListenBudget;
 }
 
+/**
+ * One open listen. It is kept small on purpose (issue 7: a thousand idle
+ * listens): no closure but its abort listener, no suspended async frame; the
+ * request context it answers on already carries `notify` and the signal.
+ */
 interface Listen {
-  id: RequestId;
+  readonly id: RequestId;
   filter: ListenFilter;
-  init: UpstreamInit;
-  notify(n: JSONRPCNotification): void;
+  readonly ctx: ModernRequestContext;
   /** Where this listen's URIs are subscribed upstream. */
-  session?: LegacyUpstreamSession;
-  end(): void;
+  session: LegacyUpstreamSession | undefined;
+  /** How to open a fresh anchor if that session dies; only a listen with URIs needs one. */
+  readonly init: UpstreamInit | undefined;
+  /** Settles the request with the listen's result. */
+  readonly resolve: (outcome: RpcOutcome) => void;
+  /** Registered on `ctx.signal`: the client went (or the face shut down). */
+  onAbort: () => void;
 }
 
 interface UriSubscription {
@@ -49,6 +58,8 @@ interface UriSubscription {
 }
 
 const RESOURCE_UPDATED = 'notifications/resources/updated';
+
+const noop = (): void => undefined;
 
 /** Every open listen of one bridge, and the upstream subscriptions they hold. */
 export class ListenRelay {
@@ -65,56 +76,85 @@ export class ListenRelay {
   }
 
   /**
-   * Runs one listen until it ends; resolves with the graceful result. Throws
+   * Runs one listen until it ends; resolves with the graceful result. Rejects with
    * RpcError -32602 on a bad filter; beyond `--max-listens`, -32603 "Subscription limit reached" ([SDK] digest §1.8).
+   * A listen without URIs opens synchronously: nothing of it waits on an await.
    */
-  async open(req: JSONRPCRequest, ctx: ModernRequestContext, init: UpstreamInit): Promise<RpcOutcome> {
-    const filter = ListenFilter.honour((req.params as Record<string, unknown> | undefined)?.notifications, this.#opts.serverCapabilities);
-    const release = this.#opts.budget ? this.#opts.budget.take() : () => undefined;
-    if (!release) {
-      this.#opts.logger.warn('m2l.listen_limit', { id: req.id, maxListens: this.#opts.budget?.max });
-      return { error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } };
-    }
+  open(req: JSONRPCRequest, ctx: ModernRequestContext, init: UpstreamInit): Promise<RpcOutcome> {
+    let filter: ListenFilter;
     try {
-      return await this.#run(req.id, filter, ctx, init);
-    } finally {
-      release();
+      filter = ListenFilter.honour((req.params as Record<string, unknown> | undefined)?.notifications, this.#opts.serverCapabilities);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    const budget = this.#opts.budget;
+    if (budget && !budget.tryTake()) {
+      this.#opts.logger.warn('m2l.listen_limit', { id: req.id, maxListens: budget.max });
+      return Promise.resolve({ error: { code: RpcCode.InternalError, message: LISTEN_LIMIT_MESSAGE } });
+    }
+    if (filter.uris.length === 0) return this.#start(req.id, filter, ctx, undefined, undefined);
+    return this.#subscribeThenStart(req.id, filter, ctx, init);
   }
 
-  async #run(id: RequestId, honoured: ListenFilter, ctx: ModernRequestContext, init: UpstreamInit): Promise<RpcOutcome> {
-    let filter = honoured;
-    let session: LegacyUpstreamSession | undefined;
-    if (filter.uris.length > 0) {
+  /** Subscribes the listen's URIs upstream before its acknowledgement, which reports only those that took. */
+  async #subscribeThenStart(id: RequestId, honoured: ListenFilter, ctx: ModernRequestContext, init: UpstreamInit): Promise<RpcOutcome> {
+    let session: LegacyUpstreamSession;
+    let filter: ListenFilter;
+    try {
       session = await this.#opts.pool.anchor(init);
-      const failed = await this.#subscribe(session, filter.uris);
-      filter = filter.without(failed);
+      filter = honoured.without(await this.#subscribe(session, honoured.uris));
+    } catch (err) {
+      this.#opts.budget?.give();
+      throw err;
     }
-    // digest §1.8: the acknowledgement is the first message carrying this subscription's id.
-    ctx.notify(acknowledgement(id, filter));
+    return this.#start(id, filter, ctx, session, init);
+  }
+
+  /** Acknowledges the listen, then holds it open until `#end`; the budget slot is taken. */
+  #start(id: RequestId, filter: ListenFilter, ctx: ModernRequestContext, session: LegacyUpstreamSession | undefined, init: UpstreamInit | undefined): Promise<RpcOutcome> {
+    try {
+      // digest §1.8: the acknowledgement is the first message carrying this subscription's id.
+      ctx.notify(acknowledgement(id, filter));
+    } catch (err) {
+      this.#abandon(filter, session);
+      return Promise.reject(err);
+    }
     if (filter.isEmpty || ctx.signal.aborted) {
-      if (session) this.#unsubscribe(session, filter.uris);
-      return this.#graceful(id);
+      this.#abandon(filter, session);
+      return Promise.resolve(this.#graceful(id));
     }
-    return new Promise<RpcOutcome>((resolve) => {
-      const listen: Listen = {
-        id,
-        filter,
-        init,
-        notify: (n) => ctx.notify(n),
-        session,
-        end: () => {
-          if (!this.#listens.delete(listen)) return;
-          ctx.signal.removeEventListener('abort', listen.end);
-          if (listen.session) this.#unsubscribe(listen.session, listen.filter.uris);
-          this.#opts.logger.info('m2l.listen_ended', { id, aborted: ctx.signal.aborted });
-          resolve(this.#graceful(id));
-        },
-      };
-      this.#listens.add(listen);
-      ctx.signal.addEventListener('abort', listen.end, { once: true });
-      this.#opts.logger.info('m2l.listen_opened', { id, honoured: filter.honoured, session: session?.id });
+    let resolve!: (outcome: RpcOutcome) => void;
+    const answer = new Promise<RpcOutcome>((r) => {
+      resolve = r;
     });
+    const listen: Listen = { id, filter, ctx, session, init, resolve, onAbort: noop };
+    this.#watch(listen);
+    this.#opts.logger.info('m2l.listen_opened', { id, honoured: filter.honoured, session: session?.id });
+    return answer;
+  }
+
+  /** Gives back what a listen that never opened took: its upstream subscriptions and budget slot. */
+  #abandon(filter: ListenFilter, session: LegacyUpstreamSession | undefined): void {
+    if (session) this.#unsubscribe(session, filter.uris);
+    this.#opts.budget?.give();
+  }
+
+  /** Registers the listen; its abort listener is built here so that it holds only the relay and the listen. */
+  #watch(listen: Listen): void {
+    listen.onAbort = () => this.#end(listen);
+    this.#listens.add(listen);
+    listen.ctx.signal.addEventListener('abort', listen.onAbort, { once: true });
+  }
+
+  /** Ends a listen once: upstream subscriptions and its budget slot released, the graceful result sent. */
+  #end(listen: Listen): void {
+    if (!this.#listens.delete(listen)) return;
+    const signal = listen.ctx.signal;
+    signal.removeEventListener('abort', listen.onAbort);
+    if (listen.session) this.#unsubscribe(listen.session, listen.filter.uris);
+    this.#opts.budget?.give();
+    this.#opts.logger.info('m2l.listen_ended', { id: listen.id, aborted: signal.aborted });
+    listen.resolve(this.#graceful(listen.id));
   }
 
   /** One unsolicited upstream notification: to every listen whose filter takes it. */
@@ -123,13 +163,13 @@ export class ListenRelay {
       if (!listen.filter.accepts(n)) continue;
       // An update comes from the session that holds the subscription; list changes from any.
       if (n.method === RESOURCE_UPDATED && listen.session !== session) continue;
-      listen.notify(stampSubscription(n, listen.id));
+      listen.ctx.notify(stampSubscription(n, listen.id));
     }
   }
 
   /** Ends every listen with its graceful result (digest §5.4 step 7). */
   close(): void {
-    for (const listen of [...this.#listens]) listen.end();
+    for (const listen of [...this.#listens]) this.#end(listen);
   }
 
   #graceful(id: RequestId): RpcOutcome {
@@ -195,7 +235,8 @@ export class ListenRelay {
     for (const listen of affected) {
       listen.session = undefined;
       try {
-        const session = await this.#opts.pool.anchor(listen.init);
+        // A listen with a session was opened with URIs, so with an init.
+        const session = await this.#opts.pool.anchor(listen.init!);
         const failed = await this.#subscribe(session, listen.filter.uris);
         if (!this.#listens.has(listen)) {
           this.#unsubscribe(session, listen.filter.uris.filter((u) => !failed.includes(u)));
@@ -207,7 +248,7 @@ export class ListenRelay {
       } catch (err) {
         // Without a subscription the listen would be silent: end it so the client listens again.
         this.#opts.logger.warn('m2l.listen_resubscribe_failed', { id: listen.id, error: err });
-        listen.end();
+        this.#end(listen);
       }
     }
   }

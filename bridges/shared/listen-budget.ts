@@ -22,14 +22,29 @@ export class ListenBudget {
    * gives it back, once however often it is called.
    */
   take(): (() => void) | undefined {
-    if (this.#taken >= this.max) return undefined;
-    this.#taken++;
+    if (!this.tryTake()) return undefined;
     let held = true;
     return () => {
       if (!held) return;
       held = false;
-      this.#taken--;
+      this.give();
     };
+  }
+
+  /**
+   * Takes a slot without a release function (false at the bound), for a holder
+   * that tracks its slot itself and calls `give()` exactly once: one closure
+   * less per open listen.
+   */
+  tryTake(): boolean {
+    if (this.#taken >= this.max) return false;
+    this.#taken++;
+    return true;
+  }
+
+  /** Gives back a slot taken with `tryTake()`. */
+  give(): void {
+    if (this.#taken > 0) this.#taken--;
   }
 }
 

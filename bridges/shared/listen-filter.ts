@@ -39,6 +39,13 @@ function hasCap(caps: Obj, [group, flag]: readonly [string, string]): boolean {
   return isObj(g) && g[flag] === true;
 }
 
+/**
+ * Filters of list flags only, one per combination: most listens ask for no
+ * URIs, and they share these instead of holding a filter each (frozen, since
+ * every such listen and its acknowledgement point at the same object).
+ */
+const FLAGS_ONLY: Array<ListenFilter | undefined> = [];
+
 /** The honoured part of one listen's filter, and the matching rule. */
 export class ListenFilter {
   /** What the acknowledgement reports (digest §1.8: unsupported types left out). */
@@ -59,20 +66,31 @@ export class ListenFilter {
       throw new RpcError(RpcCode.InvalidParams, 'subscriptions/listen requires params.notifications (a SubscriptionFilter object)');
     }
     const caps = isObj(serverCaps) ? serverCaps : {};
-    const honoured: SubscriptionFilterShape = {};
-    for (const f of FLAGS) {
+    let mask = 0;
+    for (let i = 0; i < FLAGS.length; i++) {
+      const f = FLAGS[i];
       const v = requested[f.flag];
       if (v !== undefined && typeof v !== 'boolean') throw new RpcError(RpcCode.InvalidParams, `notifications.${f.flag} must be a boolean`);
-      if (v === true && hasCap(caps, f.cap)) honoured[f.flag] = true;
+      if (v === true && hasCap(caps, f.cap)) mask |= 1 << i;
     }
     const uris = requested.resourceSubscriptions;
     if (uris !== undefined && (!Array.isArray(uris) || uris.some((u) => typeof u !== 'string'))) {
       throw new RpcError(RpcCode.InvalidParams, 'notifications.resourceSubscriptions must be an array of strings');
     }
-    if (Array.isArray(uris) && uris.length > 0 && hasCap(caps, ['resources', 'subscribe'])) {
-      honoured.resourceSubscriptions = [...new Set(uris as string[])];
-    }
+    if (!(Array.isArray(uris) && uris.length > 0 && hasCap(caps, ['resources', 'subscribe']))) return ListenFilter.flagsOnly(mask);
+    const honoured = flagsShape(mask);
+    honoured.resourceSubscriptions = [...new Set(uris as string[])];
     return new ListenFilter(honoured);
+  }
+
+  /** The shared filter for the list flags in `mask` (bit i: FLAGS[i]). */
+  private static flagsOnly(mask: number): ListenFilter {
+    let filter = FLAGS_ONLY[mask];
+    if (!filter) {
+      filter = new ListenFilter(Object.freeze(flagsShape(mask)));
+      FLAGS_ONLY[mask] = filter;
+    }
+    return filter;
   }
 
   /** The URIs to subscribe upstream. */
@@ -102,6 +120,13 @@ export class ListenFilter {
     const uri = isObj(n.params) ? n.params.uri : undefined;
     return typeof uri === 'string' && this.uris.includes(uri);
   }
+}
+
+/** The honoured shape of the list flags in `mask`, in FLAGS order (the acknowledgement's key order). */
+function flagsShape(mask: number): SubscriptionFilterShape {
+  const honoured: SubscriptionFilterShape = {};
+  for (let i = 0; i < FLAGS.length; i++) if (mask & (1 << i)) honoured[FLAGS[i].flag] = true;
+  return honoured;
 }
 
 /** `n` with the listen's id in `params._meta` (digest §1.2, §1.8); other `_meta` keys kept. */

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import { SSE_HEARTBEAT, SSE_RESPONSE_HEADERS, sseEvent, sseMessage } from '../wire/sse-writer.js';
+import { heartbeatSweep } from './heartbeat-sweep.js';
 
 export interface SseStreamOptions {
   /** Period of `: keepalive` comments (digest §2.3); 0 disables them. */
@@ -17,24 +18,28 @@ export interface SseStreamOptions {
 /** A client this far behind has stopped reading; anything more would only pile up in the bridge's memory. */
 export const DEFAULT_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
+/** The stream each open response belongs to, so one shared 'close' listener serves them all. */
+const byResponse = new WeakMap<ServerResponse, SseStream>();
+
 /**
  * One open server-sent-event response: headers go out at once, heartbeats keep
  * proxies from timing it out, and `onClose` reports its end whoever caused it.
+ * An idle stream (an open listen) holds no timer and no closure of its own:
+ * heartbeats come from one shared sweep, the close listener is shared too.
  */
 export class SseStream {
   private ended = false;
-  private readonly heartbeat: NodeJS.Timeout | undefined;
-  private readonly closeListeners: Array<() => void> = [];
+  /** The heartbeat sweep slot this stream sits in; -1 without heartbeats. */
+  private heartbeatSlot = -1;
+  private closeListeners: Array<() => void> | undefined;
 
   constructor(private readonly res: ServerResponse, private readonly opts: SseStreamOptions) {
     res.writeHead(200, { ...SSE_RESPONSE_HEADERS, ...opts.headers });
     res.flushHeaders();
     res.socket?.setNoDelay(true);
-    if (opts.heartbeatMs > 0) {
-      this.heartbeat = setInterval(() => this.write(SSE_HEARTBEAT), opts.heartbeatMs);
-      this.heartbeat.unref();
-    }
-    res.on('close', () => this.markEnded());
+    if (opts.heartbeatMs > 0) this.heartbeatSlot = heartbeatSweep(opts.heartbeatMs).add(this);
+    byResponse.set(res, this);
+    res.on('close', SseStream.onResponseClose);
   }
 
   /** False once the stream has ended or the client has gone. */
@@ -60,7 +65,17 @@ export class SseStream {
   /** Called once when the stream ends: `end()`, or the client closed the connection. */
   onClose(listener: () => void): void {
     if (this.ended) queueMicrotask(listener);
-    else this.closeListeners.push(listener);
+    else (this.closeListeners ??= []).push(listener);
+  }
+
+  /**
+   * Writes one keepalive comment (the heartbeat sweep's turn for this stream).
+   * A response that went away without a 'close' this stream heard (it was
+   * already gone when the stream began) ends the stream here, so the sweep
+   * never holds a dead member.
+   */
+  heartbeat(): void {
+    if (!this.write(SSE_HEARTBEAT)) this.markEnded();
   }
 
   private write(chunk: string): boolean {
@@ -81,10 +96,19 @@ export class SseStream {
     return true;
   }
 
+  /** The one 'close' listener of every stream's response (`this` is the response). */
+  private static onResponseClose(this: ServerResponse): void {
+    byResponse.get(this)?.markEnded();
+  }
+
   private markEnded(): void {
     if (this.ended) return;
     this.ended = true;
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    for (const l of this.closeListeners.splice(0)) l();
+    if (this.heartbeatSlot >= 0) heartbeatSweep(this.opts.heartbeatMs).delete(this, this.heartbeatSlot);
+    this.res.off('close', SseStream.onResponseClose);
+    byResponse.delete(this.res);
+    const listeners = this.closeListeners;
+    this.closeListeners = undefined;
+    for (const l of listeners ?? []) l();
   }
 }

@@ -35,6 +35,18 @@ describe('ListenFilter.honour (the honoured subset)', () => {
     expect((caught as RpcError).message).toMatch(message);
   });
 
+  it('listens asking for the same list flags share one frozen filter; a filter with URIs is its own', () => {
+    const a = ListenFilter.honour({ toolsListChanged: true, promptsListChanged: true }, everything);
+    const b = ListenFilter.honour({ promptsListChanged: true, toolsListChanged: true, taskIds: ['t'] }, everything);
+    expect(b).toBe(a);
+    expect(Object.isFrozen(a.honoured)).toBe(true);
+    expect(Object.keys(a.honoured)).toEqual(['toolsListChanged', 'promptsListChanged']);
+    expect(ListenFilter.honour({ toolsListChanged: true }, everything)).not.toBe(a);
+    const withUris = ListenFilter.honour({ toolsListChanged: true, resourceSubscriptions: ['a://1'] }, everything);
+    expect(withUris).not.toBe(ListenFilter.honour({ toolsListChanged: true, resourceSubscriptions: ['a://1'] }, everything));
+    expect(withUris.honoured).toEqual({ toolsListChanged: true, resourceSubscriptions: ['a://1'] });
+  });
+
   it('isEmpty is true only when nothing is honoured; without() drops URIs', () => {
     const f = ListenFilter.honour({ resourceSubscriptions: ['a://1', 'a://2'] }, everything);
     expect(f.isEmpty).toBe(false);
