@@ -47,7 +47,7 @@ interface Listen {
   readonly init: UpstreamInit | undefined;
   /** Settles the request with the listen's result. */
   readonly resolve: (outcome: RpcOutcome) => void;
-  /** Registered on `ctx.signal`: the client went (or the face shut down). */
+  /** Registered through `ctx.onCancel` (or on `ctx.signal`): the client went (or the face shut down). */
   onAbort: () => void;
 }
 
@@ -119,7 +119,8 @@ export class ListenRelay {
       this.#abandon(filter, session);
       return Promise.reject(err);
     }
-    if (filter.isEmpty || ctx.signal.aborted) {
+    // With onCancel, a request cancelled already ends at once through it; reading ctx.signal would build one.
+    if (filter.isEmpty || (!ctx.onCancel && ctx.signal.aborted)) {
       this.#abandon(filter, session);
       return Promise.resolve(this.#graceful(id));
     }
@@ -143,17 +144,18 @@ export class ListenRelay {
   #watch(listen: Listen): void {
     listen.onAbort = () => this.#end(listen);
     this.#listens.add(listen);
-    listen.ctx.signal.addEventListener('abort', listen.onAbort, { once: true });
+    // A face that offers onCancel spares the listen an AbortSignal (and its EventTarget) for its whole life.
+    if (listen.ctx.onCancel) listen.ctx.onCancel(listen.onAbort);
+    else listen.ctx.signal.addEventListener('abort', listen.onAbort, { once: true });
   }
 
   /** Ends a listen once: upstream subscriptions and its budget slot released, the graceful result sent. */
   #end(listen: Listen): void {
     if (!this.#listens.delete(listen)) return;
-    const signal = listen.ctx.signal;
-    signal.removeEventListener('abort', listen.onAbort);
+    if (!listen.ctx.onCancel) listen.ctx.signal.removeEventListener('abort', listen.onAbort);
     if (listen.session) this.#unsubscribe(listen.session, listen.filter.uris);
     this.#opts.budget?.give();
-    this.#opts.logger.info('m2l.listen_ended', { id: listen.id, aborted: signal.aborted });
+    this.#opts.logger.info('m2l.listen_ended', { id: listen.id });
     listen.resolve(this.#graceful(listen.id));
   }
 

@@ -157,7 +157,9 @@ export class ModernToLegacyBridge implements ModernHandler {
     return { parked: this.#rounds.parked, listens: this.#listens.size };
   }
 
-  async handle(req: JSONRPCRequest, ctx: ModernRequestContext): Promise<JSONRPCResponse> {
+  /** Never rejects. A reaction rather than an async frame: a listen keeps its request open for hours. */
+  handle(req: JSONRPCRequest, ctx: ModernRequestContext): Promise<JSONRPCResponse> {
+    const id = req.id;
     try {
       if (this.#closed) throw new RpcError(RpcCode.InternalError, 'mcp-bridge is shutting down');
       if (!Object.hasOwn(METHODS, req.method)) throw new RpcError(RpcCode.MethodNotFound, `Method not found: ${req.method}`);
@@ -169,10 +171,12 @@ export class ModernToLegacyBridge implements ModernHandler {
         // Legacy initialize requires a clientInfo; the bridge names itself when the request names none.
         clientInfo: env.clientInfo ?? BRIDGE_IMPLEMENTATION,
       };
-      const outcome = await this.#routes[spec.route]({ req, env, ctx, spec, init });
-      return responseFor(req.id, outcome);
+      return this.#routes[spec.route]({ req, env, ctx, spec, init }).then(
+        (outcome) => responseFor(id, outcome),
+        (err: unknown) => errorResponse(id, toRpcErrorBody(err)),
+      );
     } catch (err) {
-      return errorResponse(req.id, toRpcErrorBody(err));
+      return Promise.resolve(errorResponse(id, toRpcErrorBody(err)));
     }
   }
 

@@ -1,11 +1,12 @@
 import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
 import type { ModernHandler, ModernRequestContext, ParamHeaderSpec } from '../../src/contracts/downstream.js';
-import type { ModernLink } from '../../src/contracts/upstream.js';
+import type { CallSignal, ModernLink } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { keepVerbatim, requestText } from '../../src/jsonrpc/verbatim.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
+import { CancelScope } from '../../src/links/cancel-scope.js';
 import { linkedSignal } from '../../src/links/linked-signal.js';
 import { LISTEN_LIMIT_MESSAGE, type ListenBudget } from '../shared/listen-budget.js';
 import { ToolHeaderRegistry } from './tool-header-registry.js';
@@ -61,7 +62,7 @@ export class ModernToModernBridge implements ModernHandler {
     let outcome: RpcOutcome;
     // Other calls end with the request (ctx.signal): at shutdown the face aborts them and the daemon closes the
     // link; linking the bridge's own signals per call would cost two listeners on every relayed request.
-    const linked = req.method === LISTEN ? linkedSignal([ctx.signal, this.#closing.signal, this.#draining.signal]) : { signal: ctx.signal, dispose: noop };
+    const linked = req.method === LISTEN ? linkedSignal([ctx.signal, this.#closing.signal, this.#draining.signal]) : { signal: callSignal(ctx), dispose: noop };
     try {
       const text = requestText(req);
       outcome = await this.#link.call({ method: req.method, id: req.id, ...(params === undefined ? {} : { params }), ...(text === undefined ? {} : { text }) }, {
@@ -112,3 +113,11 @@ export class ModernToModernBridge implements ModernHandler {
 }
 
 function noop(): void {}
+
+/** What cancels a relayed call: the face's cheap `onCancel` where it has one, else the request's signal. */
+function callSignal(ctx: ModernRequestContext): CallSignal {
+  if (!ctx.onCancel) return ctx.signal;
+  const scope = new CancelScope();
+  ctx.onCancel(() => scope.abort(new Error('the client cancelled the request')));
+  return scope;
+}

@@ -32,6 +32,12 @@ export interface ModernRequestContext {
   transport: 'http' | 'stdio';
   /** Request headers, names lower-cased (HTTP only). */
   headers?: Record<string, string | undefined>;
+  /**
+   * Calls `listener` once when the request is cancelled (what aborts `signal`),
+   * without making the face build an AbortSignal; for handlers on the hot path
+   * and those that stay open (listens). Absent on faces without it.
+   */
+  onCancel?(listener: () => void): void;
 }
 
 /** The bridge-side handler of modern traffic, one per daemon. */

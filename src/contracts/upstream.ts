@@ -16,6 +16,18 @@ import type { ParamHeaderSpec } from '../wire/param-headers.js';
  * It never translates between epochs.
  */
 
+/**
+ * The abort part of an AbortSignal, which is all a link needs of it: an
+ * AbortSignal is one, and so is a CancelScope (links/cancel-scope.ts), which
+ * the hot path uses because an AbortSignal costs an EventTarget per call.
+ */
+export interface CallSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /** What a call wants to be told while it runs upstream. */
 export interface CallHandlers {
   /**
@@ -32,7 +44,7 @@ export interface CallHandlers {
    */
   onNotification?(n: JSONRPCNotification): void;
   /** Aborting cancels the call upstream (legacy: notifications/cancelled; modern HTTP: close the stream). */
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** Per-call deadline; on expiry the call is cancelled upstream and resolves with a -32603 `{error}`. */
   timeoutMs?: number;
 }

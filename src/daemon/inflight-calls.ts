@@ -84,14 +84,25 @@ export class InflightCalls {
     };
   }
 
-  private async track(run: () => Promise<JSONRPCResponse>): Promise<JSONRPCResponse> {
+  /** Counts a call while it runs; a reaction rather than an async frame, since a listen may run for hours. */
+  private track(run: () => Promise<JSONRPCResponse>): Promise<JSONRPCResponse> {
     this.count++;
+    let answer: Promise<JSONRPCResponse>;
     try {
-      return await run();
-    } finally {
-      this.count--;
-      if (this.count === 0) for (const w of [...this.idleWaiters]) w();
+      answer = run();
+    } catch (err) {
+      this.done();
+      return Promise.reject(err);
     }
+    answer.then(this.onDone, this.onDone);
+    return answer;
+  }
+
+  private readonly onDone = (): void => this.done();
+
+  private done(): void {
+    this.count--;
+    if (this.count === 0) for (const w of [...this.idleWaiters]) w();
   }
 }
 

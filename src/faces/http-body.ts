@@ -49,28 +49,33 @@ function collect(req: IncomingMessage, maxBytes: number): Promise<Buffer | Error
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let settled = false;
+    // Every listener goes once the body is read: a request that stays open (a listen) must not keep its body alive.
     const settle = (outcome: Buffer | Error | 'too-large'): void => {
-      if (settled) return;
-      settled = true;
       req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', settle);
+      req.off('close', onClose);
+      // An error after the body (a reset connection) is the response's business, not a crash.
+      req.on('error', ignore);
       resolve(outcome);
     };
-    const onData = (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size <= maxBytes) {
         chunks.push(chunk);
         return;
       }
-      req.resume();
       settle('too-large');
+      req.resume();
     };
+    const onEnd = (): void => settle(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    // Only a close before the end is an error (and only then is one built).
+    const onClose = (): void => settle(new Error('the connection closed before the body ended'));
     req.on('data', onData);
-    req.once('end', () => settle(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    req.once('error', (err) => settle(err));
-    // Every request closes, long after its body ended: only an early close is an error (and builds one).
-    req.once('close', () => {
-      if (!settled) settle(new Error('the connection closed before the body ended'));
-    });
+    req.on('end', onEnd);
+    req.on('error', settle);
+    req.on('close', onClose);
   });
 }
+
+function ignore(): void {}

@@ -177,7 +177,7 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
     const byMethod = routes[path];
     const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'];
     if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);
-    void run(logger, handler, req, res, path);
+    run(logger, handler, req, res, path);
   };
 }
 
@@ -271,13 +271,20 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, maxHeader
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/** Runs a route: an unexpected throw becomes a 500 JSON-RPC error, not a dropped connection. */
-async function run(logger: Logger, handler: Handler, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-  try {
-    await handler(req, res);
-  } catch (err) {
+/**
+ * Runs a route: an unexpected throw becomes a 500 JSON-RPC error, not a dropped
+ * connection. A reaction rather than an async frame: some routes stay open for
+ * as long as their client does (a listen), and a suspended frame each costs.
+ */
+function run(logger: Logger, handler: Handler, req: IncomingMessage, res: ServerResponse, path: string): void {
+  const failed = (err: unknown): void => {
     logger.error('http.route_failed', { method: req.method, path, err });
     if (!res.headersSent) writeJsonError(res, 500, null, { code: RpcCode.InternalError, message: 'Internal error' });
     else if (!res.writableEnded) res.end();
+  };
+  try {
+    handler(req, res)?.then(undefined, failed);
+  } catch (err) {
+    failed(err);
   }
 }

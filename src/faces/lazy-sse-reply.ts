@@ -21,14 +21,17 @@ export class LazySseReply {
   private stream: SseStream | undefined;
   private finished = false;
   private dropped = false;
-  private readonly dropListeners: Array<() => void> = [];
+  /** Built on the first listener: most replies finish without one (issue 7, memory per open listen). */
+  private dropListeners: Array<() => void> | undefined;
 
   constructor(private readonly res: ServerResponse, private readonly opts: LazySseReplyOptions) {
     res.on('close', () => {
       if (this.finished) return;
       this.finished = true;
       this.dropped = true;
-      for (const l of this.dropListeners.splice(0)) l();
+      const listeners = this.dropListeners;
+      this.dropListeners = undefined;
+      if (listeners) for (const l of listeners) l();
     });
   }
 
@@ -74,6 +77,6 @@ export class LazySseReply {
   /** Called when the client closes the connection before `finish()` (a cancel on modern HTTP; not on 2025 HTTP). */
   onClientDrop(listener: () => void): void {
     if (this.dropped) queueMicrotask(listener);
-    else if (!this.finished) this.dropListeners.push(listener);
+    else if (!this.finished) (this.dropListeners ??= []).push(listener);
   }
 }

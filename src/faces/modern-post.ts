@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
-import type { ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
+import type { ModernHandler } from '../contracts/downstream.js';
 import { httpStatusForCode, toRpcErrorBody } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LazySseReply } from './lazy-sse-reply.js';
+import { ModernInflight } from './modern-inflight.js';
 import { validateModernMessage } from './modern-validation.js';
 
 export interface ModernPostOptions {
@@ -36,8 +37,8 @@ export function writeJsonError(res: ServerResponse, status: number, id: RequestI
  * connection is the cancel (digest §1.9, §2.3).
  */
 export class ModernPost {
-  /** One controller per request being answered, for shutdown. */
-  private readonly inflight = new Set<AbortController>();
+  /** The requests being answered, for shutdown. */
+  private readonly inflight = new Set<ModernInflight>();
   private readonly log: Logger;
 
   constructor(private readonly opts: ModernPostOptions) {
@@ -50,57 +51,55 @@ export class ModernPost {
   }
 
   /** Serves one POST whose body was parsed and classified modern by the app. */
-  async handle(req: IncomingMessage, res: ServerResponse, body: unknown, headers: Record<string, string | undefined> = flatHeaders(req)): Promise<void> {
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, headers: Record<string, string | undefined> = flatHeaders(req)): Promise<void> | undefined {
     const modern = this.opts.modern;
     const verdict = validateModernMessage(body, headers, modern.paramHeaders ? (tool) => modern.paramHeaders!(tool) : undefined);
     if (!verdict.ok) {
       this.log.debug('modern.reject', { id: verdict.id, code: verdict.error.code, status: verdict.status });
       writeJsonError(res, verdict.status, verdict.id, verdict.error);
-      return;
+      return undefined;
     }
     if ('notification' in verdict) {
       this.onNotification(verdict.notification, req);
       res.writeHead(202).end();
-      return;
+      return undefined;
     }
-    await this.serve(verdict.request, req, res, headers);
+    return this.serve(verdict.request, res, headers);
   }
 
   /** Aborts every request in flight (shutdown). */
   close(): void {
-    for (const controller of this.inflight) controller.abort(new Error('bridge shutting down'));
+    for (const entry of this.inflight) entry.cancel(new Error('bridge shutting down'));
     this.inflight.clear();
   }
 
-  private async serve(request: JSONRPCRequest, req: IncomingMessage, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
-    const controller = new AbortController();
-    this.inflight.add(controller);
+  /**
+   * Runs the handler and writes its answer. A reaction rather than an async
+   * frame: a listen keeps its request open for as long as its client stays.
+   */
+  private serve(request: JSONRPCRequest, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
     const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.log });
-    const signal = controller.signal;
-    let settled = false;
-    reply.onClientDrop(() => controller.abort(new Error('client closed the response stream')));
-    const ctx: ModernRequestContext = {
-      signal,
-      transport: 'http',
-      headers,
-      // Nothing more for a request once it is answered or cancelled (digest §1.9).
-      notify: (n) => {
-        if (!settled && !signal.aborted) reply.send(n);
-      },
+    const entry = new ModernInflight(reply, headers);
+    this.inflight.add(entry);
+    reply.onClientDrop(() => entry.cancel(new Error('client closed the response stream')));
+    const finish = (response: JSONRPCResponse): void => {
+      entry.settled = true;
+      this.inflight.delete(entry);
+      // A cancelled request gets no answer; handler errors stay in-band at 200, except the MCP codes (digest §1.10).
+      reply.finish(entry.cancelled ? undefined : response, statusFor(response));
     };
-    let response: JSONRPCResponse;
-    try {
-      response = await this.opts.modern.handle(request, ctx);
-    } catch (err) {
+    const threw = (err: unknown): void => {
       // The contract says handle never rejects; keep the one-answer rule if it does.
       this.log.warn('modern.handler_threw', { id: request.id, method: request.method, err });
-      response = errorResponse(request.id, toRpcErrorBody(err));
-    } finally {
-      settled = true;
-      this.inflight.delete(controller);
+      finish(errorResponse(request.id, toRpcErrorBody(err)));
+    };
+    let answer: Promise<JSONRPCResponse>;
+    try {
+      answer = this.opts.modern.handle(request, entry);
+    } catch (err) {
+      answer = Promise.reject(err);
     }
-    // A cancelled request gets no answer; handler errors stay in-band at 200, except the MCP codes (digest §1.10).
-    reply.finish(signal.aborted ? undefined : response, statusFor(response));
+    return answer.then(finish, threw);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
-import type { CallHandlers, ModernLink, OutboundRequest } from '../contracts/upstream.js';
+import type { CallHandlers, CallSignal, ModernLink, OutboundRequest } from '../contracts/upstream.js';
 import { LATEST_MODERN_VERSION } from '../epochs/versions.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { metaOf, request, type RpcOutcome } from '../jsonrpc/messages.js';
@@ -96,7 +96,7 @@ export class ModernHttpLink implements ModernLink {
   }
 
   /** Reads every `tools/list` page with the call's envelope; concurrent refreshes share one run. */
-  private refreshTools(callParams: Obj, signal: AbortSignal | undefined, force = false): Promise<void> {
+  private refreshTools(callParams: Obj, signal: CallSignal | undefined, force = false): Promise<void> {
     if (this.refreshing && !force) return this.refreshing;
     const meta = { ...(metaOf({ params: callParams }) ?? {}) };
     // A progress token belongs to the caller's request alone (digest §1.9).
@@ -108,7 +108,7 @@ export class ModernHttpLink implements ModernLink {
     return run;
   }
 
-  private async readAllTools(meta: Obj, signal: AbortSignal | undefined): Promise<void> {
+  private async readAllTools(meta: Obj, signal: CallSignal | undefined): Promise<void> {
     const pages: unknown[] = [];
     let cursor: unknown;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {

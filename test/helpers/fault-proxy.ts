@@ -6,6 +6,8 @@ import net from 'node:net';
  * `start()` brings it back on the same port, like a restart. `dropResponses(n)`
  * lets the next n requests reach the server but cuts their connections the
  * moment the answer starts: the server did the work, the client never hears.
+ * With `only`, just requests whose bytes contain it count (other traffic, such
+ * as a listen the bridge re-opens meanwhile, passes).
  */
 export class FaultProxy {
   /** Requests whose answers were cut so far. */
@@ -13,6 +15,7 @@ export class FaultProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   private dropsLeft = 0;
+  private dropOnly: string | undefined;
 
   private constructor(
     private readonly targetPort: number,
@@ -50,8 +53,9 @@ export class FaultProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  dropResponses(n: number): void {
+  dropResponses(n: number, only?: string): void {
     this.dropsLeft = n;
+    this.dropOnly = only;
   }
 
   private pipe(client: net.Socket): void {
@@ -59,16 +63,19 @@ export class FaultProxy {
     this.sockets.add(client);
     this.sockets.add(upstream);
     let awaitingAnswer = false;
+    let matches = false;
     const cut = () => {
       client.destroy();
       upstream.destroy();
     };
-    client.on('data', (chunk) => {
+    client.on('data', (chunk: Buffer) => {
+      if (!awaitingAnswer) matches = false;
       awaitingAnswer = true;
+      matches ||= this.dropOnly === undefined || chunk.includes(this.dropOnly);
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
-      if (awaitingAnswer && this.dropsLeft > 0) {
+      if (awaitingAnswer && matches && this.dropsLeft > 0) {
         this.dropsLeft--;
         this.dropped++;
         return cut();
