@@ -66,7 +66,7 @@ export class PooledSession implements LegacySessionHandler {
       return await relayCall(session, req, ctx, {
         signal,
         timeoutMs: this.#timeoutMs,
-        serverRequests: this.upstream.tiesServerRequests(req.method),
+        serverRequests: this.upstream.tiesServerRequests(this.record, req.method),
         level: () => this.record.level,
         answered: (method) => this.upstream.roots.answered(session, this.record, method),
       });

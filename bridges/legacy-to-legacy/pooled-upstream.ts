@@ -75,7 +75,7 @@ export class PooledUpstream {
    * when the upstream cannot tie them to their call (digest §5.3 case A item 8).
    */
   async lease(record: DownstreamRecord, method: string, signal: AbortSignal): Promise<SessionLease> {
-    const exclusive = INPUT_METHODS.has(method) && !this.#correlates;
+    const exclusive = this.#exclusive(record, method);
     const lease = await this.#pool.acquire(record.init, { exclusive, signal });
     if (!exclusive) return lease;
     // Held alone: the server's requests before the call is sent are this client's too, and it must see this client's roots.
@@ -94,8 +94,19 @@ export class PooledUpstream {
    * A shared lease on a session that cannot correlate may overlap other clients'
    * calls, so its stray server requests take the unsolicited path instead.
    */
-  tiesServerRequests(method: string): boolean {
-    return INPUT_METHODS.has(method) || this.#correlates;
+  tiesServerRequests(record: DownstreamRecord, method: string): boolean {
+    return this.#correlates || this.#exclusive(record, method);
+  }
+
+  /**
+   * A call holds its session alone only when it may need input and the client
+   * could give it: a client that declared no capabilities cannot be asked for
+   * sampling, elicitation or roots (a server must not send what was not
+   * declared, and the bridge never forwards it), so its calls share the session
+   * as other calls do. All sessions on a key declared the same capabilities.
+   */
+  #exclusive(record: DownstreamRecord, method: string): boolean {
+    return !this.#correlates && INPUT_METHODS.has(method) && record.askable;
   }
 
   /** Brings a leased session to the level its key needs (sessions opened after setLevel missed it). */

@@ -11,6 +11,8 @@ export interface DownstreamRecord extends FanoutCandidate {
   readonly key: string;
   readonly init: UpstreamInit;
   readonly channel: LegacyChannel;
+  /** The client declared a capability the server may ask through (see `mayBeAsked`). */
+  readonly askable: boolean;
   /** Set by `logging/setLevel`; undefined until the client sets one. */
   level: McpLogLevel | undefined;
 }
@@ -31,7 +33,7 @@ export class SessionRegistry {
   /** Registers a session; its `subscribed()` reads the shared subscription table. */
   add(fields: { id: string; key: string; init: UpstreamInit; channel: LegacyChannel }): DownstreamRecord {
     const table = this.#subscriptions;
-    const record: DownstreamRecord = { ...fields, level: undefined, subscribed: (uri) => table.has(fields.id, uri) };
+    const record: DownstreamRecord = { ...fields, askable: mayBeAsked(fields.init.capabilities), level: undefined, subscribed: (uri) => table.has(fields.id, uri) };
     this.#byId.set(record.id, record);
     const group = this.#byKey.get(record.key) ?? new Set();
     group.add(record);
@@ -65,4 +67,16 @@ export class SessionRegistry {
   get size(): number {
     return this.#byId.size;
   }
+}
+
+/**
+ * Whether a server may send this client requests tied to a call: any declared
+ * capability counts (roots, sampling, elicitation, and experimental or future
+ * ones the bridge cannot judge), so only a client that declared none is sure
+ * to be asked nothing.
+ */
+export function mayBeAsked(capabilities: Record<string, unknown> | undefined): boolean {
+  if (!capabilities) return false;
+  for (const k in capabilities) if (capabilities[k] !== undefined && capabilities[k] !== null) return true;
+  return false;
 }
