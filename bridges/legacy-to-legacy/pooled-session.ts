@@ -62,7 +62,8 @@ export class PooledSession implements LegacySessionHandler {
     }
     const session = lease.session;
     try {
-      await this.upstream.ensureLevel(session, this.record.key);
+      const levelSet = this.upstream.ensureLevel(session, this.record.key);
+      if (levelSet) await levelSet;
       return await relayCall(session, req, ctx, {
         signal,
         timeoutMs: this.#timeoutMs,
