@@ -3,6 +3,7 @@ import type { UpstreamInit } from '../../src/contracts/upstream.js';
 import type { McpLogLevel } from './log-levels.js';
 import type { FanoutCandidate } from './notification-fanout.js';
 import type { SubscriptionTable } from './subscription-table.js';
+import { mayBeAsked } from '../shared/may-be-asked.js';
 
 /** The bridge's own record of one downstream legacy session on a pooled upstream. */
 export interface DownstreamRecord extends FanoutCandidate {
@@ -67,16 +68,4 @@ export class SessionRegistry {
   get size(): number {
     return this.#byId.size;
   }
-}
-
-/**
- * Whether a server may send this client requests tied to a call: any declared
- * capability counts (roots, sampling, elicitation, and experimental or future
- * ones the bridge cannot judge), so only a client that declared none is sure
- * to be asked nothing.
- */
-export function mayBeAsked(capabilities: Record<string, unknown> | undefined): boolean {
-  if (!capabilities) return false;
-  for (const k in capabilities) if (capabilities[k] !== undefined && capabilities[k] !== null) return true;
-  return false;
 }
