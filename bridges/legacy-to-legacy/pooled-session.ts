@@ -4,11 +4,11 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { errorResponse, responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import { isMcpLogLevel, MCP_LOG_LEVELS } from './log-levels.js';
+import { isMcpLogLevel, MCP_LOG_LEVELS, type McpLogLevel } from './log-levels.js';
 import type { PooledUpstream } from './pooled-upstream.js';
 import { relayCall } from './relay-call.js';
 import type { DownstreamRecord } from './session-registry.js';
-import { linkedSignal } from '../../src/links/linked-signal.js';
+import type { SessionLease } from '../../src/links/session-pool.js';
 
 type Params = Record<string, unknown> | undefined;
 type LocalHandler = (session: PooledSession, params: Params) => Promise<RpcOutcome>;
@@ -34,9 +34,11 @@ const LOCAL: Readonly<Partial<Record<string, LocalHandler>>> = {
 
 /** One downstream legacy session served from a shared pool of upstream sessions. */
 export class PooledSession implements LegacySessionHandler {
-  readonly #abort = new AbortController();
+  #closed = false;
   readonly #logger: Logger;
   readonly #timeoutMs: number;
+  /** The session's log level, read when a log message arrives (one closure per session, not per call). */
+  readonly #level = (): McpLogLevel | undefined => this.record.level;
 
   constructor(
     readonly upstream: PooledUpstream,
@@ -47,32 +49,33 @@ export class PooledSession implements LegacySessionHandler {
     this.#timeoutMs = opts.callTimeoutMs;
   }
 
-  async handleRequest(req: JSONRPCRequest, ctx: LegacyRequestContext): Promise<JSONRPCResponse> {
-    if (this.#abort.signal.aborted) return errorResponse(req.id, { code: RpcCode.InternalError, message: 'session closed' });
+  handleRequest(req: JSONRPCRequest, ctx: LegacyRequestContext): Promise<JSONRPCResponse> {
+    if (this.#closed) return Promise.resolve(errorResponse(req.id, { code: RpcCode.InternalError, message: 'session closed' }));
     const local = LOCAL[req.method];
-    if (local) return responseFor(req.id, await local(this, req.params as Params));
-    const linked = linkedSignal([ctx.signal, this.#abort.signal]);
-    const signal = linked.signal;
-    let lease;
-    try {
-      lease = await this.upstream.lease(this.record, req.method, signal);
-    } catch (err) {
-      linked.dispose();
-      return errorResponse(req.id, toRpcErrorBody(err));
-    }
+    if (local) return local(this, req.params as Params).then((outcome) => responseFor(req.id, outcome));
+    // ctx.signal alone: the face aborts it when the client cancels and when the session ends
+    // (LegacyRequestContext), and linking it to a signal of this session's cost an AbortSignal per call.
+    return this.upstream.lease(this.record, req.method, ctx.signal).then(
+      (lease) => this.#relay(lease, req, ctx),
+      (err: unknown) => errorResponse(req.id, toRpcErrorBody(err)),
+    );
+  }
+
+  async #relay(lease: SessionLease, req: JSONRPCRequest, ctx: LegacyRequestContext): Promise<JSONRPCResponse> {
     const session = lease.session;
     try {
-      await this.upstream.ensureLevel(session, this.record.key);
+      const levelSet = this.upstream.ensureLevel(session, this.record.key);
+      if (levelSet) await levelSet;
+      const serverRequests = this.upstream.tiesServerRequests(this.record, req.method);
       return await relayCall(session, req, ctx, {
-        signal,
+        signal: ctx.signal,
         timeoutMs: this.#timeoutMs,
-        serverRequests: this.upstream.tiesServerRequests(req.method),
-        level: () => this.record.level,
-        answered: (method) => this.upstream.roots.answered(session, this.record, method),
+        serverRequests,
+        level: this.#level,
+        answered: serverRequests ? (method) => this.upstream.roots.answered(session, this.record, method) : undefined,
       });
     } finally {
       lease.release();
-      linked.dispose();
     }
   }
 
@@ -83,8 +86,8 @@ export class PooledSession implements LegacySessionHandler {
   }
 
   async close(): Promise<void> {
-    if (this.#abort.signal.aborted) return;
-    this.#abort.abort();
+    if (this.#closed) return;
+    this.#closed = true;
     await this.upstream.release(this.record);
   }
 }

@@ -46,6 +46,8 @@ export class PooledUpstream {
   readonly #watched = new WeakSet<LegacyUpstreamSession>();
   /** key → the anchor its downstream sessions were answered from, unanchored when the last one leaves. */
   readonly #anchors = new Map<string, LegacyUpstreamSession>();
+  /** key → the level its upstream sessions must run at (see #levelFor). */
+  readonly #levels = new Map<string, McpLogLevel | undefined>();
   #correlates = false;
   #closed = false;
 
@@ -66,6 +68,7 @@ export class PooledUpstream {
     const anchor = await this.#pool.anchor(init);
     this.#correlates = anchor.correlates;
     const record = this.registry.add({ id, key: SessionPool.keyOf(init), init, channel });
+    this.#levels.delete(record.key);
     this.#anchors.set(record.key, anchor);
     return { record, anchor };
   }
@@ -74,10 +77,13 @@ export class PooledUpstream {
    * A lease for one request: exclusive for calls that may trigger server requests
    * when the upstream cannot tie them to their call (digest §5.3 case A item 8).
    */
-  async lease(record: DownstreamRecord, method: string, signal: AbortSignal): Promise<SessionLease> {
-    const exclusive = INPUT_METHODS.has(method) && !this.#correlates;
-    const lease = await this.#pool.acquire(record.init, { exclusive, signal });
-    if (!exclusive) return lease;
+  lease(record: DownstreamRecord, method: string, signal: AbortSignal): Promise<SessionLease> {
+    const exclusive = this.#exclusive(record, method);
+    const leased = this.#pool.acquire(record.init, { exclusive, signal, key: record.key });
+    return exclusive ? leased.then((lease) => this.#hold(lease, record)) : leased;
+  }
+
+  async #hold(lease: SessionLease, record: DownstreamRecord): Promise<SessionLease> {
     // Held alone: the server's requests before the call is sent are this client's too, and it must see this client's roots.
     const endHold = await this.roots.hold(lease.session, record);
     return {
@@ -94,22 +100,44 @@ export class PooledUpstream {
    * A shared lease on a session that cannot correlate may overlap other clients'
    * calls, so its stray server requests take the unsolicited path instead.
    */
-  tiesServerRequests(method: string): boolean {
-    return INPUT_METHODS.has(method) || this.#correlates;
+  tiesServerRequests(record: DownstreamRecord, method: string): boolean {
+    return this.#correlates || this.#exclusive(record, method);
   }
 
-  /** Brings a leased session to the level its key needs (sessions opened after setLevel missed it). */
-  async ensureLevel(session: LegacyUpstreamSession, key: string): Promise<void> {
-    const outcome = await this.#setUpstreamLevel(session, this.#levelFor(key));
-    if ('error' in outcome) this.#logger.warn('l2l.set_level_failed', { upstreamSession: session.id, error: outcome.error });
+  /**
+   * A call holds its session alone only when it may need input and the client
+   * could give it: a client that declared no capabilities cannot be asked for
+   * sampling, elicitation or roots (a server must not send what was not
+   * declared, and the bridge never forwards it), so its calls share the session
+   * as other calls do. All sessions on a key declared the same capabilities.
+   */
+  #exclusive(record: DownstreamRecord, method: string): boolean {
+    return !this.#correlates && INPUT_METHODS.has(method) && record.askable;
+  }
+
+  /**
+   * Brings a leased session to the level its key needs (sessions opened after
+   * setLevel missed it). Undefined, not a promise, when it already is: the
+   * common case, and the caller then need not wait a tick.
+   */
+  ensureLevel(session: LegacyUpstreamSession, key: string): Promise<void> | undefined {
+    const level = this.#levelFor(key);
+    if (level === undefined || session.closed || this.#applied.get(session) === level) return undefined;
+    return this.#setUpstreamLevel(session, level).then((outcome) => {
+      if ('error' in outcome) this.#logger.warn('l2l.set_level_failed', { upstreamSession: session.id, error: outcome.error });
+    });
   }
 
   /** `logging/setLevel` from one client: stored for it, upstream at the most verbose level on the key. */
   async setLevel(record: DownstreamRecord, level: McpLogLevel): Promise<RpcOutcome> {
     const previous = record.level;
     record.level = level;
+    this.#levels.delete(record.key);
     const outcome = await this.#applyLevel(record.key);
-    if ('error' in outcome) record.level = previous;
+    if ('error' in outcome) {
+      record.level = previous;
+      this.#levels.delete(record.key);
+    }
     return 'error' in outcome ? outcome : OK;
   }
 
@@ -154,6 +182,7 @@ export class PooledUpstream {
   /** Forgets a closed downstream session: its subscriptions (unsubscribing at refcount 0) and its log level. */
   async release(record: DownstreamRecord): Promise<void> {
     if (!this.registry.remove(record.id)) return;
+    this.#levels.delete(record.key);
     if (this.#closed) return;
     await Promise.all(this.subscriptions.urisOf(record.id).map((uri) => this.unsubscribe(record, uri)));
     if (this.registry.onKey(record.key).length > 0) {
@@ -173,8 +202,12 @@ export class PooledUpstream {
     this.#removeListener();
   }
 
+  /** Cached per key: read on every call, it changes only when a session joins, leaves or sets its level. */
   #levelFor(key: string): McpLogLevel | undefined {
-    return upstreamLevelFor(this.registry.onKey(key).map((r) => r.level));
+    if (this.#levels.has(key)) return this.#levels.get(key);
+    const level = upstreamLevelFor(this.registry.onKey(key).map((r) => r.level));
+    this.#levels.set(key, level);
+    return level;
   }
 
   async #applyLevel(key: string): Promise<RpcOutcome> {

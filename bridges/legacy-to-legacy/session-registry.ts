@@ -3,6 +3,7 @@ import type { UpstreamInit } from '../../src/contracts/upstream.js';
 import type { McpLogLevel } from './log-levels.js';
 import type { FanoutCandidate } from './notification-fanout.js';
 import type { SubscriptionTable } from './subscription-table.js';
+import { mayBeAsked } from '../shared/may-be-asked.js';
 
 /** The bridge's own record of one downstream legacy session on a pooled upstream. */
 export interface DownstreamRecord extends FanoutCandidate {
@@ -11,6 +12,8 @@ export interface DownstreamRecord extends FanoutCandidate {
   readonly key: string;
   readonly init: UpstreamInit;
   readonly channel: LegacyChannel;
+  /** The client declared a capability the server may ask through (see `mayBeAsked`). */
+  readonly askable: boolean;
   /** Set by `logging/setLevel`; undefined until the client sets one. */
   level: McpLogLevel | undefined;
 }
@@ -31,7 +34,7 @@ export class SessionRegistry {
   /** Registers a session; its `subscribed()` reads the shared subscription table. */
   add(fields: { id: string; key: string; init: UpstreamInit; channel: LegacyChannel }): DownstreamRecord {
     const table = this.#subscriptions;
-    const record: DownstreamRecord = { ...fields, level: undefined, subscribed: (uri) => table.has(fields.id, uri) };
+    const record: DownstreamRecord = { ...fields, askable: mayBeAsked(fields.init.capabilities), level: undefined, subscribed: (uri) => table.has(fields.id, uri) };
     this.#byId.set(record.id, record);
     const group = this.#byKey.get(record.key) ?? new Set();
     group.add(record);

@@ -20,7 +20,7 @@ import {
   resultResponse,
 } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
-import { PendingClientRequests, type WriteMessage } from './pending-client-requests.js';
+import { PendingClientRequests } from './pending-client-requests.js';
 
 /** How long a client may take to answer a bridged server→client request, unless told otherwise. */
 const DEFAULT_INPUT_TIMEOUT_MS = 10 * 60_000;
@@ -58,8 +58,7 @@ export class LegacySessionDriver {
   private sessionInfo: LegacySessionInfo | undefined;
   private opening = false;
   private closed = false;
-  private readonly inflight = new Map<string, AbortController>();
-  private readonly cancelledByClient = new Set<AbortController>();
+  private readonly inflight = new Map<string, RequestContext>();
   private readonly pending: PendingClientRequests;
   private readonly closeListeners: Array<() => void> = [];
   private readonly log: Logger;
@@ -88,8 +87,13 @@ export class LegacySessionDriver {
    * for notifications, responses, and requests the client cancelled (2025
    * cancellation.mdx: no response after a cancel).
    */
-  async receive(msg: unknown, related?: RelatedStream): Promise<Answer> {
+  receive(msg: unknown, related?: RelatedStream): Promise<Answer> {
+    // Not async: a single message's promise is handed on as it is, without wrapping it again.
     if (!Array.isArray(msg)) return this.receiveOne(msg, related, false);
+    return this.receiveBatch(msg, related);
+  }
+
+  private async receiveBatch(msg: unknown[], related: RelatedStream | undefined): Promise<Answer> {
     const problem = this.batchProblem(msg);
     if (problem) return errorResponse(null, { code: RpcCode.InvalidRequest, message: problem });
     const answers = await Promise.all(msg.map((m) => this.receiveOne(m, related, true)));
@@ -104,7 +108,7 @@ export class LegacySessionDriver {
     this.log.debug('legacy.session.close', { reason });
     // Pending client requests first, so they reject as "session closed" rather than as cancelled.
     this.pending.close(reason);
-    for (const ac of this.inflight.values()) ac.abort(new Error(`session closed: ${reason}`));
+    for (const ctx of this.inflight.values()) ctx.controller.abort(new Error(`session closed: ${reason}`));
     try {
       await this.session?.close();
     } catch (err) {
@@ -122,10 +126,10 @@ export class LegacySessionDriver {
   /** notifications/cancelled from the client: abort that request's `ctx.signal`. */
   cancelInflight(requestId: unknown): void {
     if (!isRequestId(requestId)) return;
-    const ac = this.inflight.get(idKey(requestId));
-    if (!ac) return;
-    this.cancelledByClient.add(ac);
-    ac.abort(new Error('cancelled by the client'));
+    const ctx = this.inflight.get(idKey(requestId));
+    if (!ctx) return;
+    ctx.cancelledByClient = true;
+    ctx.controller.abort(new Error('cancelled by the client'));
   }
 
   private batchProblem(batch: unknown[]): string | undefined {
@@ -138,7 +142,15 @@ export class LegacySessionDriver {
     return undefined;
   }
 
-  private async receiveOne(msg: unknown, related: RelatedStream | undefined, inBatch: boolean): Promise<JSONRPCResponse | undefined> {
+  private receiveOne(msg: unknown, related: RelatedStream | undefined, inBatch: boolean): Promise<JSONRPCResponse | undefined> {
+    // A request to the bridge, the hot path: its promise goes back as it is.
+    if (isRequest(msg) && msg.method !== 'initialize' && msg.method !== 'ping' && !this.closed && this.session && this.sessionInfo) {
+      return this.handle(msg, this.session, this.sessionInfo, related);
+    }
+    return Promise.resolve(this.receiveOther(msg, related, inBatch));
+  }
+
+  private receiveOther(msg: unknown, related: RelatedStream | undefined, inBatch: boolean): JSONRPCResponse | Promise<JSONRPCResponse | undefined> | undefined {
     const problem = messageShapeProblem(msg);
     if (problem) return errorResponse(null, { code: RpcCode.InvalidRequest, message: `Invalid Request: ${problem}` });
     if (isResponse(msg)) {
@@ -200,29 +212,57 @@ export class LegacySessionDriver {
   private async handle(req: JSONRPCRequest, session: LegacySessionHandler, info: LegacySessionInfo, related: RelatedStream | undefined): Promise<JSONRPCResponse | undefined> {
     const key = idKey(req.id);
     if (this.inflight.has(key)) return invalid(req.id, `Invalid Request: request id ${JSON.stringify(req.id)} is already in flight`);
-    const ac = new AbortController();
-    this.inflight.set(key, ac);
-    const write: WriteMessage = related ? (m) => related.send(m) : (m) => this.opts.send(m);
-    const ctx: LegacyRequestContext = {
-      session: info,
-      signal: ac.signal,
-      notify: (n) => !this.closed && write(n),
-      request: (method, p, o) => {
-        const signal = o?.signal ? AbortSignal.any([ac.signal, o.signal]) : ac.signal;
-        return this.pending.start(method, p, write, { timeoutMs: o?.timeoutMs, signal });
-      },
-    };
+    const ctx = new RequestContext(this, info, related);
+    this.inflight.set(key, ctx);
     try {
       const response = await session.handleRequest(req, ctx);
-      return this.cancelledByClient.has(ac) ? undefined : response;
+      return ctx.cancelledByClient ? undefined : response;
     } catch (err) {
       // The contract says handleRequest never rejects; answer anyway so nothing hangs.
       this.log.error('legacy.request.threw', { method: req.method, id: req.id, err });
-      return this.cancelledByClient.has(ac) ? undefined : errorResponse(req.id, toRpcErrorBody(err));
+      return ctx.cancelledByClient ? undefined : errorResponse(req.id, toRpcErrorBody(err));
     } finally {
       this.inflight.delete(key);
-      this.cancelledByClient.delete(ac);
     }
+  }
+
+  /** @internal A notification for a request context: on its own stream, else the session's; false once closed. */
+  notifyFor(related: RelatedStream | undefined, n: JSONRPCNotification): boolean {
+    if (this.closed) return false;
+    return related ? related.send(n) : this.opts.send(n);
+  }
+
+  /** @internal Starts a server→client request for a request context. */
+  startClientRequest(ctx: RequestContext, method: string, p: Record<string, unknown> | undefined, o: { signal?: AbortSignal; timeoutMs?: number } | undefined) {
+    const signal = o?.signal ? AbortSignal.any([ctx.signal, o.signal]) : ctx.signal;
+    return this.pending.start(method, p, (m) => (ctx.related ? ctx.related.send(m) : this.opts.send(m)), { timeoutMs: o?.timeoutMs, signal });
+  }
+}
+
+/**
+ * What the bridge gets with one request (LegacyRequestContext), as one object
+ * with methods instead of a controller and three closures per request.
+ */
+class RequestContext implements LegacyRequestContext {
+  readonly controller = new AbortController();
+  cancelledByClient = false;
+
+  constructor(
+    private readonly driver: LegacySessionDriver,
+    readonly session: LegacySessionInfo,
+    readonly related: RelatedStream | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  notify(n: JSONRPCNotification): boolean {
+    return this.driver.notifyFor(this.related, n);
+  }
+
+  request(method: string, params: Record<string, unknown> | undefined, opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<Record<string, unknown>> {
+    return this.driver.startClientRequest(this, method, params, opts);
   }
 }
 

@@ -40,6 +40,10 @@ interface HttpSession {
   /** POSTs being handled right now; a busy session is never idle. */
   busy: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** When the session last became idle (performance.now()). */
+  idleSince: number;
+  /** `mcp-session-id` for every reply (built once per session). */
+  headers: Record<string, string>;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -159,7 +163,7 @@ export class StreamableHttpSessions {
   }
 
   private createSession(id: string): HttpSession {
-    const s: HttpSession = { id, driver: undefined!, stream: undefined, replies: new Set(), busy: 0, idleTimer: undefined };
+    const s: HttpSession = { id, driver: undefined!, stream: undefined, replies: new Set(), busy: 0, idleTimer: undefined, idleSince: 0, headers: { [SESSION_HEADER]: id } };
     s.driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'streamable-http',
@@ -174,7 +178,7 @@ export class StreamableHttpSessions {
 
   private async feed(s: HttpSession, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
     this.touch(s, +1);
-    const headers = { [SESSION_HEADER]: s.id };
+    const headers = s.headers;
     const reply = hasRequests ? new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, headers, logger: this.opts.logger }) : undefined;
     try {
       if (!reply) {
@@ -198,13 +202,28 @@ export class StreamableHttpSessions {
     return s.stream?.send(m) ?? false;
   }
 
-  /** Re-arms the idle timer: a session with no POST in progress and no open GET stream expires after sessionIdleMs. */
+  /**
+   * A session with no POST in progress and no open GET stream expires
+   * sessionIdleMs after it became so. The timer is armed once and, when it
+   * fires, waits out what is left (re-arming it on every POST cost a
+   * clearTimeout + setTimeout per call); a session busy or streaming then
+   * arms it again when it next becomes idle.
+   */
   private touch(s: HttpSession, delta: number): void {
     s.busy += delta;
-    if (s.idleTimer) clearTimeout(s.idleTimer);
-    s.idleTimer = undefined;
     if (s.busy > 0 || s.stream?.open || !this.sessions.has(s.id)) return;
-    s.idleTimer = setTimeout(() => void s.driver.close('idle'), this.opts.sessionIdleMs);
+    s.idleSince = performance.now();
+    if (s.idleTimer === undefined) this.armIdle(s, this.opts.sessionIdleMs);
+  }
+
+  private armIdle(s: HttpSession, ms: number): void {
+    s.idleTimer = setTimeout(() => {
+      s.idleTimer = undefined;
+      if (s.busy > 0 || s.stream?.open || !this.sessions.has(s.id)) return;
+      const left = this.opts.sessionIdleMs - (performance.now() - s.idleSince);
+      if (left > 0) this.armIdle(s, left);
+      else void s.driver.close('idle');
+    }, ms);
     s.idleTimer.unref();
   }
 

@@ -84,7 +84,7 @@ class PipeSession implements LegacyUpstreamSession {
   /** digest §4.1: initialize (never cancelled), then notifications/initialized. */
   async initialize(): Promise<void> {
     const params = { protocolVersion: this.init.protocolVersion, capabilities: this.init.capabilities, clientInfo: this.init.clientInfo };
-    const outcome = await this.send({ method: 'initialize', params }, { timeoutMs: this.opts.callTimeoutMs ?? INITIALIZE_TIMEOUT_MS }, false);
+    const outcome = await this.send({ method: 'initialize', params }, {}, false, this.opts.callTimeoutMs ?? INITIALIZE_TIMEOUT_MS);
     if ('error' in outcome) {
       // Local failures carry data.bridgeCode (see PendingCalls); anything else is the server's refusal.
       const code = (outcome.error.data as Obj | undefined)?.bridgeCode as BridgeErrorCode | undefined;
@@ -106,7 +106,7 @@ class PipeSession implements LegacyUpstreamSession {
 
   /** Resolves with the call's outcome; never rejects (see the class comment). */
   call(req: OutboundRequest, handlers: CallHandlers = {}): Promise<RpcOutcome> {
-    return this.send(req, { ...handlers, timeoutMs: handlers.timeoutMs ?? this.opts.callTimeoutMs }, true);
+    return this.send(req, handlers, true, handlers.timeoutMs ?? this.opts.callTimeoutMs);
   }
 
   /** Rejects with a BridgeError when the session is closed or the write fails. */
@@ -131,9 +131,9 @@ class PipeSession implements LegacyUpstreamSession {
     await this.pipe.close();
   }
 
-  private send(req: OutboundRequest, handlers: CallHandlers, cancellable: boolean): Promise<RpcOutcome> {
+  private send(req: OutboundRequest, handlers: CallHandlers, cancellable: boolean, timeoutMs: number | undefined): Promise<RpcOutcome> {
     if (this.closeReason !== undefined) return Promise.resolve({ error: this.closedBody() });
-    return this.calls.start(req, handlers, cancellable);
+    return this.calls.start(req, handlers, cancellable, timeoutMs);
   }
 
   private write(msg: JSONRPCMessage): Promise<void> {

@@ -107,17 +107,23 @@ export class SessionPool {
    * sessions on demand up to `max`, queues beyond it (FIFO), and an aborted
    * signal removes the waiter (rejects with RpcError -32603).
    */
-  acquire(init: UpstreamInit, opts: { exclusive: boolean; signal?: AbortSignal }): Promise<SessionLease> {
+  acquire(init: UpstreamInit, opts: { exclusive: boolean; signal?: AbortSignal; key?: string }): Promise<SessionLease> {
     if (this.closed) return Promise.reject(new BridgeError('BRIDGE_ERR_CLOSED', 'session pool is closed'));
     const { signal } = opts;
     if (signal?.aborted) return Promise.reject(abortedError());
+    const key = opts.key ?? SessionPool.keyOf(init);
+    // Nobody queued ahead on this key and a session fits: granted now, without a waiter (the common case under load).
+    if (!this.waiters.some((w) => w.key === key)) {
+      const pick = this.pick(key, opts.exclusive);
+      if (pick) return Promise.resolve(this.lease(pick.entry, pick.exclusive));
+    }
     return new Promise<SessionLease>((resolve, reject) => {
       const onAbort = () => {
         this.removeWaiter(waiter);
         reject(abortedError());
       };
       const waiter: Waiter = {
-        key: SessionPool.keyOf(init),
+        key,
         init,
         exclusive: opts.exclusive,
         grant: (entry, exclusive) => {
@@ -233,7 +239,7 @@ export class SessionPool {
     const blocked: string[] = [];
     for (const w of [...this.waiters]) {
       if (blocked.includes(w.key)) continue;
-      const pick = this.pick(w);
+      const pick = this.pick(w.key, w.exclusive);
       if (!pick) {
         blocked.push(w.key);
         continue;
@@ -246,17 +252,17 @@ export class SessionPool {
     for (const key of blocked) this.openFor(key);
   }
 
-  private pick(w: Waiter): { entry: Entry; exclusive: boolean } | undefined {
+  private pick(key: string, wantsExclusive: boolean): { entry: Entry; exclusive: boolean } | undefined {
     let best: Entry | undefined;
     for (const e of this.entries) {
-      if (e.key !== w.key || e.session === undefined || e.session.closed) continue;
-      const exclusive = w.exclusive && !e.session!.correlates;
+      if (e.key !== key || e.session === undefined || e.session.closed) continue;
+      const exclusive = wantsExclusive && !e.session.correlates;
       if (exclusive ? e.leases === 0 : !e.exclusiveHeld) {
         if (!best || e.leases < best.leases) best = e;
       }
     }
     if (!best) return undefined;
-    return { entry: best, exclusive: w.exclusive && !best.session!.correlates };
+    return { entry: best, exclusive: wantsExclusive && !best.session!.correlates };
   }
 
   /**
@@ -353,20 +359,17 @@ export class SessionPool {
   private lease(entry: Entry, exclusive: boolean): SessionLease {
     entry.leases++;
     if (exclusive) entry.exclusiveHeld = true;
-    let released = false;
-    return {
-      session: entry.session!,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.leases--;
-        if (exclusive) entry.exclusiveHeld = false;
-        entry.idleSince = Date.now();
-        if (!this.entries.has(entry)) return;
-        this.scheduleIdle(entry);
-        this.pump();
-      },
-    };
+    return new Lease(this, entry, exclusive);
+  }
+
+  /** @internal A lease ending (called once per lease by Lease.release). */
+  released(entry: Entry, exclusive: boolean): void {
+    entry.leases--;
+    if (exclusive) entry.exclusiveHeld = false;
+    entry.idleSince = Date.now();
+    if (!this.entries.has(entry)) return;
+    this.scheduleIdle(entry);
+    if (this.waiters.length > 0) this.pump();
   }
 
   // ─── idle, unsolicited traffic, bookkeeping ───────────────────────────────
@@ -434,6 +437,26 @@ export class SessionPool {
   private removeWaiter(w: Waiter): void {
     const i = this.waiters.indexOf(w);
     if (i >= 0) this.waiters.splice(i, 1);
+  }
+}
+
+/** One use of a pooled session (a class: no closures per call). */
+class Lease implements SessionLease {
+  readonly session: LegacyUpstreamSession;
+  private done = false;
+
+  constructor(
+    private readonly pool: SessionPool,
+    private readonly entry: Entry,
+    private readonly exclusive: boolean,
+  ) {
+    this.session = entry.session!;
+  }
+
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    this.pool.released(this.entry, this.exclusive);
   }
 }
 

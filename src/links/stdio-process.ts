@@ -43,6 +43,10 @@ export class StdioProcess implements MessagePipe {
   private closeRequestedFlag = false;
   private readonly exitPromise: Promise<void>;
   private resolveExit!: () => void;
+  /** Lines sent since the last flush, and who waits for them to be written. */
+  private outLines: string[] = [];
+  private outWaiters: Array<{ resolve(): void; reject(err: Error): void }> = [];
+  private flushScheduled = false;
 
   private constructor(private readonly opts: StdioProcessOptions) {
     this.log = opts.logger.child({ link: 'stdio', child: opts.name ?? opts.command });
@@ -85,12 +89,38 @@ export class StdioProcess implements MessagePipe {
     // JSON.stringify escapes newlines inside strings, so one message is one line.
     const line = JSON.stringify(msg) + '\n';
     return new Promise((resolve, reject) => {
-      this.child.stdin.write(line, (err) => {
-        if (err) reject(new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `write to stdio server ${this.label()} failed: ${err.message}`, { cause: err }));
-        else resolve();
-      });
+      this.outLines.push(line);
+      this.outWaiters.push({ resolve, reject });
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      setImmediate(this.flush);
     });
   }
+
+  /**
+   * Writes every line sent during this turn of the event loop at once. Under
+   * load, requests of many clients arrive in one turn: one write (and one
+   * wakeup of the child, which then reads them all) instead of one each.
+   */
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    const lines = this.outLines;
+    const waiters = this.outWaiters;
+    if (lines.length === 0) return;
+    this.outLines = [];
+    this.outWaiters = [];
+    if (this.closeReason !== undefined || !this.child.stdin.writable) {
+      const err = this.notRunning('BRIDGE_ERR_UPSTREAM_CLOSED');
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    this.child.stdin.write(lines.length === 1 ? lines[0] : lines.join(''), (err) => {
+      if (err) {
+        const failure = new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `write to stdio server ${this.label()} failed: ${err.message}`, { cause: err });
+        for (const w of waiters) w.reject(failure);
+      } else for (const w of waiters) w.resolve();
+    });
+  };
 
   onMessage(listener: (msg: unknown) => void): void {
     this.messageListener = listener;
@@ -113,6 +143,8 @@ export class StdioProcess implements MessagePipe {
   async close(graceMs = DEFAULT_GRACE_MS): Promise<void> {
     this.closeRequestedFlag = true;
     if (this.closeReason !== undefined) return;
+    // What was sent before close() goes out before the EOF.
+    this.flush();
     this.child.stdin.end();
     if (await this.exitedWithin(graceMs)) return;
     this.log.info('stdio.sigterm', { pid: this.pid, graceMs });
@@ -222,6 +254,7 @@ export class StdioProcess implements MessagePipe {
     if (this.closeReason !== undefined) return;
     this.closeReason = reason;
     this.resolveExit();
+    this.flush();
     const listeners = this.closeListeners.splice(0);
     for (const l of listeners) l(reason);
   }

@@ -249,6 +249,42 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
   });
 });
 
+describe('legacy-to-legacy: which calls hold a pooled child alone', () => {
+  let link: LegacyStdioLink;
+  let pool: SessionPool;
+  let bridge: LegacyToLegacyBridge;
+
+  beforeEach(() => {
+    link = new LegacyStdioLink({ command: EVERYTHING_STDIO_COMMAND[0], args: EVERYTHING_STDIO_COMMAND.slice(1), logger: silentLogger, callTimeoutMs: 10_000 });
+    pool = new SessionPool(link, { max: 2, eager: 2, idleMs: 60_000, logger: silentLogger });
+    bridge = new LegacyToLegacyBridge({ upstream: { kind: 'pooled', pool }, logger: silentLogger, callTimeoutMs: 10_000 });
+  });
+
+  afterEach(async () => {
+    await bridge.close();
+    await pool.close();
+    await link.close();
+  });
+
+  const slowCall = { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 1 } };
+
+  it('runs concurrent tools/call of a client that declared no capabilities on one shared child', async () => {
+    const client = new RecordingClient('a');
+    await client.open(bridge);
+    const answers = await Promise.all([client.call('tools/call', slowCall), client.call('tools/call', slowCall)]);
+    for (const a of answers) expect(textOf(a)).toContain('Long running operation completed');
+    expect(link.pids()).toHaveLength(1);
+  });
+
+  it('gives each concurrent tools/call of a client that can be asked for input a child of its own', async () => {
+    const client = new RecordingClient('a', { elicitation: {} });
+    await client.open(bridge);
+    const answers = await Promise.all([client.call('tools/call', slowCall), client.call('tools/call', slowCall)]);
+    for (const a of answers) expect(textOf(a)).toContain('Long running operation completed');
+    expect(link.pids()).toHaveLength(2);
+  });
+});
+
 describe('legacy-to-legacy with a dedicated upstream session per downstream session', () => {
   let link: LegacyStdioLink;
   let bridge: LegacyToLegacyBridge;

@@ -43,6 +43,22 @@ describe('StdioProcess', () => {
     expect(await got).toEqual({ jsonrpc: '2.0', id: 1, method: 'x', params: { text: 'a\nb' } });
   });
 
+  it('writes the messages sent in one turn of the event loop in one write, in order, so the child reads them at once', async () => {
+    // Answers each stdin chunk with how many lines it held.
+    const p = spawnScript(`process.stdin.setEncoding('utf8'); process.stdin.on('data', d => process.stdout.write(JSON.stringify({ lines: d.split('\\n').filter(Boolean).map((l) => JSON.parse(l).id) }) + '\\n'));`);
+    const got = nextMessage(p);
+    await Promise.all([1, 2, 3].map((id) => p.send({ jsonrpc: '2.0', id, method: 'x' })));
+    expect(await got).toEqual({ lines: [1, 2, 3] });
+  });
+
+  it('still writes what was sent just before close(), before the EOF', async () => {
+    const p = spawnScript(`let b = ''; process.stdin.setEncoding('utf8'); process.stdin.on('data', (d) => (b += d)); process.stdin.on('end', () => { process.stderr.write(b); process.exit(b.includes('"id":7') ? 0 : 9); });`);
+    const sent = p.send({ jsonrpc: '2.0', id: 7, method: 'x' });
+    await p.close(2_000);
+    await sent;
+    expect(await closeReason(p)).toBe('exited with code 0');
+  });
+
   it('reports a spawn failure through onClose and rejects send()', async () => {
     const p = StdioProcess.spawn({ command: 'mcp-bridge-no-such-command', args: [], logger: silentLogger });
     started.push(p);

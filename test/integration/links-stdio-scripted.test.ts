@@ -162,6 +162,25 @@ describe('LegacyStdioLink crash handling', () => {
     expect(durations[3] - durations[0]).toBeGreaterThanOrEqual(450);
   });
 
+  it('times each call out at its own deadline, whatever the order they were sent in, and tells the server each time', async () => {
+    const session = await scriptedLink().openSession(INIT);
+    const hold = { method: 'tools/call', params: { name: 'hold', arguments: {} } };
+    const started = performance.now();
+    const timed = (timeoutMs: number) => session.call(hold, { timeoutMs }).then((outcome) => ({ outcome, ms: performance.now() - started }));
+    const [slow, fast, answered, fast2] = await Promise.all([timed(600), timed(150), session.call({ method: 'tools/call', params: { name: 'received', arguments: {} } }, { timeoutMs: 100 }), timed(300)]);
+    expect('result' in answered).toBe(true);
+    expect(fast.outcome).toEqual({ error: { code: -32603, message: 'upstream tools/call timed out after 150 ms', data: { bridgeCode: 'BRIDGE_ERR_TIMEOUT' } } });
+    expect(fast2.outcome).toMatchObject({ error: { message: 'upstream tools/call timed out after 300 ms' } });
+    expect(slow.outcome).toMatchObject({ error: { message: 'upstream tools/call timed out after 600 ms' } });
+    expect(fast.ms).toBeGreaterThanOrEqual(145);
+    expect(fast.ms).toBeLessThan(500);
+    expect(fast2.ms).toBeGreaterThanOrEqual(295);
+    expect(slow.ms).toBeGreaterThanOrEqual(595);
+    const seen = textOf(await session.call({ method: 'tools/call', params: { name: 'received', arguments: {} } })) as Array<{ method?: string; params?: { reason?: string } }>;
+    const reasons = seen.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.reason);
+    expect(reasons).toEqual(['timed out after 150 ms', 'timed out after 300 ms', 'timed out after 600 ms']);
+  });
+
   it('close() ends every child and rejects a later openSession', async () => {
     const link = scriptedLink();
     await Promise.all([link.openSession(INIT), link.openSession(INIT)]);
