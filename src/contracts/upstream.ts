@@ -24,9 +24,12 @@ import type { ParamHeaderSpec } from '../wire/param-headers.js';
 export interface CallSignal {
   readonly aborted: boolean;
   readonly reason: unknown;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
+  addEventListener(type: 'abort', listener: AbortListener, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: AbortListener): void;
 }
+
+/** A function, or an object whose `handleEvent` is called (no closure per call), as EventTarget takes them. */
+export type AbortListener = (() => void) | { handleEvent(): void };
 
 /** What a call wants to be told while it runs upstream. */
 export interface CallHandlers {

@@ -1,4 +1,4 @@
-import type { AbortLike } from './safe-retry.js';
+import type { AbortListener, CallSignal } from '../contracts/upstream.js';
 
 /**
  * The cancel of one upstream call: an AbortSignal's abort part as a plain
@@ -6,10 +6,10 @@ import type { AbortLike } from './safe-retry.js';
  * signal is an EventTarget, and each listener another few); a call is cancelled
  * rarely, so the link uses this one and listens to the caller's signal once.
  */
-export class CancelScope implements AbortLike {
+export class CancelScope implements CallSignal {
   aborted = false;
   reason: unknown = undefined;
-  private listeners: Array<() => void> | undefined;
+  private listeners: AbortListener[] | undefined;
 
   abort(reason: unknown): void {
     if (this.aborted) return;
@@ -17,14 +17,18 @@ export class CancelScope implements AbortLike {
     this.reason = reason;
     const listeners = this.listeners;
     this.listeners = undefined;
-    if (listeners) for (const l of listeners) l();
+    if (!listeners) return;
+    for (const l of listeners) {
+      if (typeof l === 'function') l();
+      else l.handleEvent();
+    }
   }
 
-  addEventListener(_type: 'abort', listener: () => void): void {
+  addEventListener(_type: 'abort', listener: AbortListener): void {
     (this.listeners ??= []).push(listener);
   }
 
-  removeEventListener(_type: 'abort', listener: () => void): void {
+  removeEventListener(_type: 'abort', listener: AbortListener): void {
     const i = this.listeners?.indexOf(listener) ?? -1;
     if (i >= 0) this.listeners!.splice(i, 1);
   }

@@ -17,7 +17,7 @@ export interface ModernExchange {
   /** `body` as JSON text, when the caller has it already (the client's own bytes); serialized here otherwise. */
   text?: string;
   /** Aborting closes the stream, which is the 2026 cancel (digest §1.9); the reason's message becomes the error. */
-  signal?: AbortLike & { readonly reason: unknown };
+  signal?: AbortLike;
   onNotification?(n: JSONRPCNotification): void;
   logger: Logger;
   /** Bound on one line of an SSE reply (`--max-line`); longer fails the call. */

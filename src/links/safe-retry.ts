@@ -1,3 +1,4 @@
+import type { CallSignal } from '../contracts/upstream.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -41,12 +42,8 @@ export function mayRetry(method: string, err: unknown): boolean {
   return (code !== undefined && NEVER_SENT.has(code)) || RETRY_SAFE_METHODS.has(method);
 }
 
-/** The abort part of an AbortSignal: what a retry waits on. */
-export interface AbortLike {
-  readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
+/** What a retry waits on: an AbortSignal or a CancelScope. */
+export type AbortLike = CallSignal;
 
 /**
  * Runs `attempt` for one request of `method`: a failure before any HTTP

@@ -41,7 +41,7 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: string | Buffer;
   /** Aborting destroys the exchange: before the response the promise rejects with the reason, after it the body errors. */
-  signal?: AbortLike & { readonly reason: unknown };
+  signal?: AbortLike;
 }
 
 /** Where requests go: a URL parsed once into node's request options. */
