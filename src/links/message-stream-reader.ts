@@ -6,6 +6,12 @@ export interface StreamCursor {
   lastEventId?: string;
   /** The server's `retry:` field, in milliseconds. */
   retryMs?: number;
+  /**
+   * Set while an event stream is being read: stops reading it (the body is
+   * cancelled, which closes its connection) and lets the read resolve as if
+   * the stream had ended, the cursor pointing at the last event seen.
+   */
+  stop?: () => void;
 }
 
 export interface MessageStreamHandlers {
@@ -63,16 +69,22 @@ async function readSse(res: Response, handlers: MessageStreamHandlers, cursor: S
   });
   if (!res.body) return;
   const reader = res.body.getReader();
+  cursor.stop = () => void reader.cancel().catch(() => undefined);
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parser.push(value);
-    }
+    // One chunk at a time through a helper, so no chunk stays referenced while the next read waits.
+    while (await pushNext(reader, parser));
     parser.end();
   } finally {
+    cursor.stop = undefined;
     reader.releaseLock();
   }
+}
+
+async function pushNext(reader: ReadableStreamDefaultReader<Uint8Array>, parser: SseParser): Promise<boolean> {
+  const r = await reader.read();
+  if (r.done) return false;
+  parser.push(r.value);
+  return true;
 }
 
 function deliver(value: unknown, handlers: MessageStreamHandlers): void {
