@@ -12,6 +12,7 @@ import { readMessageStream } from './message-stream-reader.js';
 import { PostExchange, type PendingCall } from './post-exchange.js';
 import { ProgressTokens } from './progress-tokens.js';
 import { SessionMemo } from './session-memo.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 export interface HttpSessionOptions {
   logger: Logger;
@@ -113,14 +114,14 @@ export class HttpSession implements LegacyUpstreamSession {
   private async handshake(): Promise<InitializeResult> {
     const { protocolVersion, capabilities, clientInfo } = this.init;
     const initReq = request(0, 'initialize', { protocolVersion, capabilities, clientInfo });
-    let res: Response;
+    let res: UpstreamReply;
     try {
       res = await this.client.post(initReq, AbortSignal.timeout(this.opts.callTimeoutMs));
     } catch (err) {
       throw new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `cannot reach ${this.client.url}: ${(err as Error).message}`, { cause: err });
     }
     if (!res.ok) throw new TransportError(res.status, await res.text().catch(() => ''), `upstream refused initialize with HTTP ${res.status}`);
-    this.client.sessionId = res.headers.get('mcp-session-id') ?? undefined;
+    this.client.sessionId = res.header('mcp-session-id');
     let answer: RpcOutcome | undefined;
     try {
       await readMessageStream(res, {
@@ -237,7 +238,7 @@ export class HttpSession implements LegacyUpstreamSession {
     if (this.client.sessionId === undefined) return;
     try {
       const res = await this.client.delete(AbortSignal.timeout(5_000));
-      await res.body?.cancel().catch(() => undefined);
+      await res.discard();
       if (!res.ok && res.status !== 405) this.log.debug('upstream.session.delete_refused', { status: res.status });
     } catch (err) {
       this.log.debug('upstream.session.delete_failed', { error: err });

@@ -1,5 +1,6 @@
 import { TransportError } from '../errors.js';
 import { SseParser } from '../wire/sse-parser.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 /** Where a Streamable HTTP stream stopped: what a resuming GET needs (digest §4.3 Resumability). */
 export interface StreamCursor {
@@ -29,8 +30,8 @@ export interface MessageStreamHandlers {
  * Resolves when the body ends, with the cursor updated in place; rejects when
  * the connection fails (the upstream died, or the fetch was aborted).
  */
-export async function readMessageStream(res: Response, handlers: MessageStreamHandlers, cursor: StreamCursor = {}): Promise<StreamCursor> {
-  const type = (res.headers.get('content-type') ?? '').toLowerCase();
+export async function readMessageStream(res: UpstreamReply, handlers: MessageStreamHandlers, cursor: StreamCursor = {}): Promise<StreamCursor> {
+  const type = (res.header('content-type') ?? '').toLowerCase();
   if (type.includes('text/event-stream')) {
     await readSse(res, handlers, cursor);
   } else if (type.includes('json')) {
@@ -46,12 +47,12 @@ export async function readMessageStream(res: Response, handlers: MessageStreamHa
     }
   } else {
     // 202 Accepted and friends carry no messages; drain whatever is there.
-    await res.body?.cancel().catch(() => undefined);
+    await res.discard();
   }
   return cursor;
 }
 
-async function readSse(res: Response, handlers: MessageStreamHandlers, cursor: StreamCursor): Promise<void> {
+async function readSse(res: UpstreamReply, handlers: MessageStreamHandlers, cursor: StreamCursor): Promise<void> {
   const parser = new SseParser((e) => {
     handlers.onEvent?.();
     if (e.id !== undefined) cursor.lastEventId = e.id;
@@ -66,25 +67,14 @@ async function readSse(res: Response, handlers: MessageStreamHandlers, cursor: S
       return;
     }
     deliver(value, handlers);
-  });
-  if (!res.body) return;
-  const reader = res.body.getReader();
-  cursor.stop = () => void reader.cancel().catch(() => undefined);
+  }, res.maxLineBytes === undefined ? {} : { maxLineBytes: res.maxLineBytes });
+  cursor.stop = () => void res.discard();
   try {
-    // One chunk at a time through a helper, so no chunk stays referenced while the next read waits.
-    while (await pushNext(reader, parser));
+    await res.stream((chunk) => parser.push(chunk));
     parser.end();
   } finally {
     cursor.stop = undefined;
-    reader.releaseLock();
   }
-}
-
-async function pushNext(reader: ReadableStreamDefaultReader<Uint8Array>, parser: SseParser): Promise<boolean> {
-  const r = await reader.read();
-  if (r.done) return false;
-  parser.push(r.value);
-  return true;
 }
 
 function deliver(value: unknown, handlers: MessageStreamHandlers): void {

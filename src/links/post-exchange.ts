@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { sleep } from './get-stream.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream, type StreamCursor } from './message-stream-reader.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 /** One call in flight on a Streamable HTTP session. */
 export interface PendingCall {
@@ -81,7 +82,7 @@ export class PostExchange {
    * the read while a polled stream waits to be resumed.
    */
   async #post(call: PendingCall, body: JSONRPCRequest, cursor: StreamCursor): Promise<boolean> {
-    let res: Response;
+    let res: UpstreamReply;
     for (let attempt = 0; ; attempt++) {
       const sentWith = this.client.sessionId;
       res = await this.client.post(body, call.ac.signal);
@@ -126,7 +127,7 @@ export class PostExchange {
    * answered: servers keep it open for whatever else the stream id would carry
    * (SDK servers re-register it, with keep-alives), and nothing else will come.
    */
-  #read(call: PendingCall, res: Response, cursor: StreamCursor, resumed = false): Promise<StreamCursor> {
+  #read(call: PendingCall, res: UpstreamReply, cursor: StreamCursor, resumed = false): Promise<StreamCursor> {
     return readMessageStream(
       res,
       {
@@ -164,13 +165,14 @@ export class PostExchange {
  * built on the SDK examples (server-everything among them) answer instead.
  * A body read to decide is consumed; anything else is left for the caller.
  */
-async function sessionGone(res: Response, sentWith: string | undefined): Promise<{ detail: string } | undefined> {
+async function sessionGone(res: UpstreamReply, sentWith: string | undefined): Promise<{ detail: string } | undefined> {
   if (sentWith === undefined || (res.status !== 404 && res.status !== 400)) return undefined;
   if (res.status === 404) {
     await drain(res);
     return { detail: 'HTTP 404' };
   }
-  const text = await res.clone().text().catch(() => '');
+  // Read once: text() answers the same again for errorFromStatus when it is not a session refusal.
+  const text = await res.text().catch(() => '');
   let message = '';
   try {
     const parsed: unknown = JSON.parse(text);
@@ -184,7 +186,7 @@ async function sessionGone(res: Response, sentWith: string | undefined): Promise
 }
 
 /** A non-2xx answer: the server's own JSON-RPC error when it sent one, else the status. */
-async function errorFromStatus(res: Response): Promise<RpcErrorBody> {
+async function errorFromStatus(res: UpstreamReply): Promise<RpcErrorBody> {
   const text = await res.text().catch(() => '');
   try {
     const parsed: unknown = JSON.parse(text);
@@ -195,8 +197,8 @@ async function errorFromStatus(res: Response): Promise<RpcErrorBody> {
   return { code: RpcCode.InternalError, message: `upstream answered HTTP ${res.status}`, data: { status: res.status, body: text.slice(0, 500) } };
 }
 
-async function drain(res: Response): Promise<void> {
-  await res.body?.cancel().catch(() => undefined);
+async function drain(res: UpstreamReply): Promise<void> {
+  await res.discard();
 }
 
 function internal(message: string, bridgeCode: BridgeErrorCode): RpcOutcome {
