@@ -70,10 +70,29 @@ async function readSse(res: UpstreamReply, handlers: MessageStreamHandlers, curs
   }, res.maxLineBytes === undefined ? {} : { maxLineBytes: res.maxLineBytes });
   cursor.stop = () => void res.discard();
   try {
-    await res.stream((chunk) => parser.push(chunk));
+    await res.stream((chunk) => pushLines(parser, chunk));
     parser.end();
   } finally {
     cursor.stop = undefined;
+  }
+}
+
+/** Chunks at least this long go to the parser line by line. */
+const SPLIT_FROM_BYTES = 1024;
+
+/**
+ * The parser keeps the last event id for the rest of the stream as a slice of
+ * the text it was decoded in; fed a large chunk whole, that slice holds the
+ * whole chunk's text (2.6 KiB per held elicitation stream). Line by line, it
+ * holds its own line.
+ */
+function pushLines(parser: SseParser, chunk: Uint8Array): void {
+  if (chunk.length < SPLIT_FROM_BYTES) return parser.push(chunk);
+  for (let start = 0; start < chunk.length; ) {
+    const lf = chunk.indexOf(0x0a, start);
+    const end = lf === -1 ? chunk.length : lf + 1;
+    parser.push(chunk.subarray(start, end));
+    start = end;
   }
 }
 
