@@ -22,6 +22,9 @@ export interface HttpSessionOptions {
 /** How long `open` waits for the GET stream before answering anyway. */
 const GET_STREAM_WAIT_MS = 2_000;
 
+/** A per-call deadline this long (setTimeout's maximum) or longer is none. */
+const NO_DEADLINE_MS = 2 ** 31 - 1;
+
 /** Unsolicited notifications kept for the session's owner while it has none yet. */
 const EARLY_NOTIFICATIONS_MAX = 64;
 
@@ -152,7 +155,8 @@ export class HttpSession implements LegacyUpstreamSession {
     return new Promise<RpcOutcome>((resolve) => {
       const call: PendingCall = { id, method: req.method, handlers, ac: new AbortController(), settled: false, settle: () => undefined };
       const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
-      const timer = setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs);
+      // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL): no timer held per call.
+      const timer = timeoutMs < NO_DEADLINE_MS ? setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs) : undefined;
       const onAbort = () => this.cancel(call, `upstream call ${req.method} cancelled`);
       call.settle = (outcome) => {
         if (call.settled) return;
