@@ -257,7 +257,7 @@ export class HttpSession implements LegacyUpstreamSession {
       if (owner) owner.settle(outcomeOf(msg));
       else this.log.debug('upstream.response.unmatched', { id: msg.id });
     } else if (isRequest(msg)) {
-      void this.answer(msg, call);
+      this.answer(msg, call);
     } else if (isNotification(msg)) {
       this.deliver(msg, call);
     } else {
@@ -283,23 +283,38 @@ export class HttpSession implements LegacyUpstreamSession {
   }
 
   /** ping locally; else the call's handler, then the unsolicited one (digest §5.3 A.9). */
-  private async answer(req: JSONRPCRequest, call: PendingCall | undefined): Promise<void> {
-    let outcome: RpcOutcome;
+  private answer(req: JSONRPCRequest, call: PendingCall | undefined): void {
     const handler = this.handlerFor(req, call);
+    let pending: Promise<Record<string, unknown>> | undefined;
+    try {
+      pending = handler?.(req);
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    void this.reply(req.id, req.method, pending);
+  }
+
+  /**
+   * Sends the answer once the handler has it. Only the id is kept meanwhile: a
+   * parked MRTR call's server request can wait for minutes, and its parsed
+   * params (an elicitation schema) are the handler's to keep or not.
+   */
+  private async reply(id: RequestId, method: string, pending: Promise<Record<string, unknown>> | undefined): Promise<void> {
+    let outcome: RpcOutcome;
     const entry = { cancelled: false };
-    this.inbound.set(req.id, entry);
-    if (!handler) {
-      outcome = { error: { code: RpcCode.MethodNotFound, message: `no handler for server request ${req.method}` } };
+    this.inbound.set(id, entry);
+    if (!pending) {
+      outcome = { error: { code: RpcCode.MethodNotFound, message: `no handler for server request ${method}` } };
     } else {
       try {
-        outcome = { result: await handler(req) };
+        outcome = { result: await pending };
       } catch (err) {
         outcome = { error: toRpcErrorBody(err) };
       }
     }
-    this.inbound.delete(req.id);
+    this.inbound.delete(id);
     if (entry.cancelled || this.closed) return;
-    await this.exchange.send(responseFor(req.id, outcome)).catch((err) => this.log.debug('upstream.response.post_failed', { error: err }));
+    await this.exchange.send(responseFor(id, outcome)).catch((err) => this.log.debug('upstream.response.post_failed', { error: err }));
   }
 
   private handlerFor(req: JSONRPCRequest, call: PendingCall | undefined): ((r: JSONRPCRequest) => Promise<Record<string, unknown>>) | undefined {
