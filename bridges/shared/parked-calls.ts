@@ -19,29 +19,42 @@ export interface ParkedCallsOptions {
   ttlMs: number;
   /** Told after an entry expired (for logs). */
   onExpire?: (ref: string) => void;
+  /** Clock, for tests. */
+  now?: () => number;
 }
+
+/** setTimeout's maximum; a later expiry is reached by re-arming (longer delays would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Slot<T> {
   entry: T;
-  timer: NodeJS.Timeout;
+  expiresAt: number;
   ttlMs: number;
 }
 
-/** Parked calls by reference, each with its own TTL timer. */
+/**
+ * Parked calls by reference. One timer for the table, armed for the earliest
+ * expiry, rather than one per entry: a thousand parked calls would otherwise
+ * hold a thousand timers and their closures (bench row 4).
+ */
 export class ParkedCalls<T extends Parkable> {
   readonly #slots = new Map<string, Slot<T>>();
   readonly #opts: ParkedCallsOptions;
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+  #armedFor = Number.POSITIVE_INFINITY;
 
   constructor(opts: ParkedCallsOptions) {
     this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
   }
 
   /** Parks an entry and returns its new, unguessable reference. */
   park(entry: T, ttlMs = this.#opts.ttlMs): string {
     const ref = randomUUID();
-    const timer = setTimeout(() => this.#expire(ref), ttlMs);
-    timer.unref();
-    this.#slots.set(ref, { entry, timer, ttlMs });
+    const expiresAt = this.#now() + ttlMs;
+    this.#slots.set(ref, { entry, expiresAt, ttlMs });
+    if (expiresAt < this.#armedFor) this.#arm(expiresAt);
     return ref;
   }
 
@@ -49,8 +62,8 @@ export class ParkedCalls<T extends Parkable> {
   take(ref: string): T | undefined {
     const slot = this.#slots.get(ref);
     if (!slot) return undefined;
-    clearTimeout(slot.timer);
     this.#slots.delete(ref);
+    if (this.#slots.size === 0) this.#disarm();
     return slot.entry;
   }
 
@@ -67,11 +80,35 @@ export class ParkedCalls<T extends Parkable> {
     for (const ref of [...this.#slots.keys()]) this.take(ref)?.cancel(reason);
   }
 
-  #expire(ref: string): void {
-    const ttlMs = this.#slots.get(ref)?.ttlMs;
-    const entry = this.take(ref);
-    if (!entry) return;
-    entry.cancel(`not resumed within ${ttlMs} ms (requestState time-to-live)`);
-    this.#opts.onExpire?.(ref);
+  #arm(at: number): void {
+    this.#disarm();
+    this.#armedFor = at;
+    this.#timer = setTimeout(() => this.#sweep(), Math.min(MAX_TIMER_MS, Math.max(0, at - this.#now())));
+    this.#timer.unref();
+  }
+
+  #disarm(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+  }
+
+  /** Expires every entry that is due, then arms for the next one (a taken entry's expiry may have armed it: nothing is due then). */
+  #sweep(): void {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = this.#now();
+    const due: Array<[string, Slot<T>]> = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const [ref, slot] of this.#slots) {
+      if (slot.expiresAt <= now) due.push([ref, slot]);
+      else if (slot.expiresAt < next) next = slot.expiresAt;
+    }
+    for (const [ref] of due) this.#slots.delete(ref);
+    if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
+    for (const [ref, slot] of due) {
+      slot.entry.cancel(`not resumed within ${slot.ttlMs} ms (requestState time-to-live)`);
+      this.#opts.onExpire?.(ref);
+    }
   }
 }

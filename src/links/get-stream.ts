@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream, type StreamCursor } from './message-stream-reader.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 export interface GetStreamOptions {
   client: HttpSessionClient;
@@ -60,7 +61,7 @@ export class GetStream {
     let failures = 0;
     let quiet = 0;
     while (!this.stopped) {
-      let res: Response;
+      let res: UpstreamReply;
       try {
         res = await client.get(this.cursor.lastEventId, this.ac.signal);
       } catch (err) {
@@ -73,8 +74,8 @@ export class GetStream {
         continue;
       }
       failures = 0;
-      if (!res.ok || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        await res.body?.cancel().catch(() => undefined);
+      if (!res.ok || !(res.header('content-type') ?? '').includes('text/event-stream')) {
+        await res.discard();
         firstSettled();
         if (this.stopped) return;
         // A stateless server (it issued no Mcp-Session-Id) answering 404/405 just has no GET stream:

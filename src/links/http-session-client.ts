@@ -1,3 +1,6 @@
+import { nodeHttpReply } from './node-http-reply.js';
+import { fetchReply, type UpstreamReply } from './upstream-reply.js';
+
 /**
  * The HTTP exchanges of one Streamable HTTP session (digest §4.3): every POST,
  * GET and DELETE carries the configured headers, the session id once the
@@ -7,11 +10,20 @@ export interface HttpSessionClientOptions {
   url: string;
   /** Added to every request (credentials among them); never logged. */
   headers: Record<string, string>;
+  /**
+   * Sends through this fetch instead (it then bounds SSE lines itself, as
+   * `lineLimitedFetch` does). Without one, requests go over node:http and
+   * are read directly (node-http-reply.ts), bounded by `maxLineBytes`.
+   */
   fetch?: typeof fetch;
+  /** `--max-line` for SSE answers read over node:http. */
+  maxLineBytes?: number;
 }
 
 const JSON_TYPE = 'application/json';
 const SSE_TYPE = 'text/event-stream';
+
+type Send = (method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) => Promise<UpstreamReply>;
 
 /** Sends the requests of one session to one MCP endpoint. */
 export class HttpSessionClient {
@@ -21,38 +33,41 @@ export class HttpSessionClient {
   /** Sent as `MCP-Protocol-Version` when set (digest §4.3: required from 2025-06-18). */
   protocolVersion: string | undefined;
   private readonly extra: Record<string, string>;
-  private readonly doFetch: typeof fetch;
+  private readonly send: Send;
 
   constructor(opts: HttpSessionClientOptions) {
     this.url = opts.url;
-    this.extra = opts.headers;
-    this.doFetch = opts.fetch ?? globalThis.fetch;
+    // Lower-case once: ours replace configured headers of the same name by key.
+    this.extra = Object.fromEntries(Object.entries(opts.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    const doFetch = opts.fetch;
+    const max = opts.maxLineBytes;
+    this.send = doFetch
+      ? async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal }))
+      : (method, headers, body, signal) => nodeHttpReply(this.url, { method, headers, body, signal }, max);
   }
 
   /** POSTs one JSON-RPC message (or batch); a request's answer may be JSON or SSE. */
-  post(body: unknown, signal?: AbortSignal): Promise<Response> {
-    const headers = this.headers({ accept: `${JSON_TYPE}, ${SSE_TYPE}`, 'content-type': JSON_TYPE });
-    return this.doFetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  post(body: unknown, signal?: AbortSignal): Promise<UpstreamReply> {
+    return this.send('POST', this.headers({ accept: `${JSON_TYPE}, ${SSE_TYPE}`, 'content-type': JSON_TYPE }), JSON.stringify(body), signal);
   }
 
   /** Opens the standalone stream, or resumes one with `Last-Event-ID` (digest §4.3 Resumability). */
-  get(lastEventId: string | undefined, signal?: AbortSignal): Promise<Response> {
-    const extra: Record<string, string> = { accept: SSE_TYPE };
-    if (lastEventId !== undefined) extra['last-event-id'] = lastEventId;
-    return this.doFetch(this.url, { method: 'GET', headers: this.headers(extra), signal });
+  get(lastEventId: string | undefined, signal?: AbortSignal): Promise<UpstreamReply> {
+    const own: Record<string, string> = { accept: SSE_TYPE };
+    if (lastEventId !== undefined) own['last-event-id'] = lastEventId;
+    return this.send('GET', this.headers(own), undefined, signal);
   }
 
   /** Ends the session on the server (a 405 answer is allowed by the spec). */
-  delete(signal?: AbortSignal): Promise<Response> {
-    return this.doFetch(this.url, { method: 'DELETE', headers: this.headers({}), signal });
+  delete(signal?: AbortSignal): Promise<UpstreamReply> {
+    return this.send('DELETE', this.headers({}), undefined, signal);
   }
 
   /** Ours win over configured headers of the same name: they carry the protocol. */
-  private headers(own: Record<string, string>): Headers {
-    const h = new Headers(this.extra);
-    for (const [k, v] of Object.entries(own)) h.set(k, v);
-    if (this.sessionId !== undefined) h.set('mcp-session-id', this.sessionId);
-    if (this.protocolVersion !== undefined) h.set('mcp-protocol-version', this.protocolVersion);
+  private headers(own: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { ...this.extra, ...own };
+    if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
     return h;
   }
 }

@@ -12,6 +12,7 @@ import { readMessageStream } from './message-stream-reader.js';
 import { PostExchange, type PendingCall } from './post-exchange.js';
 import { ProgressTokens } from './progress-tokens.js';
 import { SessionMemo } from './session-memo.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 export interface HttpSessionOptions {
   logger: Logger;
@@ -20,6 +21,9 @@ export interface HttpSessionOptions {
 
 /** How long `open` waits for the GET stream before answering anyway. */
 const GET_STREAM_WAIT_MS = 2_000;
+
+/** A per-call deadline this long (setTimeout's maximum) or longer is none. */
+const NO_DEADLINE_MS = 2 ** 31 - 1;
 
 /** Unsolicited notifications kept for the session's owner while it has none yet. */
 const EARLY_NOTIFICATIONS_MAX = 64;
@@ -113,14 +117,14 @@ export class HttpSession implements LegacyUpstreamSession {
   private async handshake(): Promise<InitializeResult> {
     const { protocolVersion, capabilities, clientInfo } = this.init;
     const initReq = request(0, 'initialize', { protocolVersion, capabilities, clientInfo });
-    let res: Response;
+    let res: UpstreamReply;
     try {
       res = await this.client.post(initReq, AbortSignal.timeout(this.opts.callTimeoutMs));
     } catch (err) {
       throw new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `cannot reach ${this.client.url}: ${(err as Error).message}`, { cause: err });
     }
     if (!res.ok) throw new TransportError(res.status, await res.text().catch(() => ''), `upstream refused initialize with HTTP ${res.status}`);
-    this.client.sessionId = res.headers.get('mcp-session-id') ?? undefined;
+    this.client.sessionId = res.header('mcp-session-id');
     let answer: RpcOutcome | undefined;
     try {
       await readMessageStream(res, {
@@ -151,7 +155,8 @@ export class HttpSession implements LegacyUpstreamSession {
     return new Promise<RpcOutcome>((resolve) => {
       const call: PendingCall = { id, method: req.method, handlers, ac: new AbortController(), settled: false, settle: () => undefined };
       const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
-      const timer = setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs);
+      // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL): no timer held per call.
+      const timer = timeoutMs < NO_DEADLINE_MS ? setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs) : undefined;
       const onAbort = () => this.cancel(call, `upstream call ${req.method} cancelled`);
       call.settle = (outcome) => {
         if (call.settled) return;
@@ -237,7 +242,7 @@ export class HttpSession implements LegacyUpstreamSession {
     if (this.client.sessionId === undefined) return;
     try {
       const res = await this.client.delete(AbortSignal.timeout(5_000));
-      await res.body?.cancel().catch(() => undefined);
+      await res.discard();
       if (!res.ok && res.status !== 405) this.log.debug('upstream.session.delete_refused', { status: res.status });
     } catch (err) {
       this.log.debug('upstream.session.delete_failed', { error: err });
@@ -252,7 +257,7 @@ export class HttpSession implements LegacyUpstreamSession {
       if (owner) owner.settle(outcomeOf(msg));
       else this.log.debug('upstream.response.unmatched', { id: msg.id });
     } else if (isRequest(msg)) {
-      void this.answer(msg, call);
+      this.answer(msg, call);
     } else if (isNotification(msg)) {
       this.deliver(msg, call);
     } else {
@@ -278,23 +283,38 @@ export class HttpSession implements LegacyUpstreamSession {
   }
 
   /** ping locally; else the call's handler, then the unsolicited one (digest §5.3 A.9). */
-  private async answer(req: JSONRPCRequest, call: PendingCall | undefined): Promise<void> {
-    let outcome: RpcOutcome;
+  private answer(req: JSONRPCRequest, call: PendingCall | undefined): void {
     const handler = this.handlerFor(req, call);
+    let pending: Promise<Record<string, unknown>> | undefined;
+    try {
+      pending = handler?.(req);
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    void this.reply(req.id, req.method, pending);
+  }
+
+  /**
+   * Sends the answer once the handler has it. Only the id is kept meanwhile: a
+   * parked MRTR call's server request can wait for minutes, and its parsed
+   * params (an elicitation schema) are the handler's to keep or not.
+   */
+  private async reply(id: RequestId, method: string, pending: Promise<Record<string, unknown>> | undefined): Promise<void> {
+    let outcome: RpcOutcome;
     const entry = { cancelled: false };
-    this.inbound.set(req.id, entry);
-    if (!handler) {
-      outcome = { error: { code: RpcCode.MethodNotFound, message: `no handler for server request ${req.method}` } };
+    this.inbound.set(id, entry);
+    if (!pending) {
+      outcome = { error: { code: RpcCode.MethodNotFound, message: `no handler for server request ${method}` } };
     } else {
       try {
-        outcome = { result: await handler(req) };
+        outcome = { result: await pending };
       } catch (err) {
         outcome = { error: toRpcErrorBody(err) };
       }
     }
-    this.inbound.delete(req.id);
+    this.inbound.delete(id);
     if (entry.cancelled || this.closed) return;
-    await this.exchange.send(responseFor(req.id, outcome)).catch((err) => this.log.debug('upstream.response.post_failed', { error: err }));
+    await this.exchange.send(responseFor(id, outcome)).catch((err) => this.log.debug('upstream.response.post_failed', { error: err }));
   }
 
   private handlerFor(req: JSONRPCRequest, call: PendingCall | undefined): ((r: JSONRPCRequest) => Promise<Record<string, unknown>>) | undefined {

@@ -14,7 +14,13 @@ export interface HttpLinkOptions {
   logger: Logger;
   /** Default per-call deadline; `CallHandlers.timeoutMs` overrides it. */
   callTimeoutMs?: number;
+  /**
+   * Sends through this fetch. The Streamable HTTP link goes without one over
+   * node:http (http-session-client.ts), then bounding SSE lines by `maxLineBytes`.
+   */
   fetch?: typeof fetch;
+  /** `--max-line` for upstream SSE lines read without a fetch. */
+  maxLineBytes?: number;
 }
 
 /**
@@ -35,7 +41,7 @@ export class LegacyHttpLink implements LegacyLink {
 
   async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
     if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', 'the Streamable HTTP link is closed');
-    const client = new HttpSessionClient({ url: this.opts.url, headers: this.opts.headers, fetch: this.opts.fetch });
+    const client = new HttpSessionClient({ url: this.opts.url, headers: this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes });
     const session = await HttpSession.open(client, init, {
       logger: this.log,
       callTimeoutMs: this.opts.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,

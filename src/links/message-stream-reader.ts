@@ -1,11 +1,18 @@
 import { TransportError } from '../errors.js';
 import { SseParser } from '../wire/sse-parser.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 /** Where a Streamable HTTP stream stopped: what a resuming GET needs (digest §4.3 Resumability). */
 export interface StreamCursor {
   lastEventId?: string;
   /** The server's `retry:` field, in milliseconds. */
   retryMs?: number;
+  /**
+   * Set while an event stream is being read: stops reading it (the body is
+   * cancelled, which closes its connection) and lets the read resolve as if
+   * the stream had ended, the cursor pointing at the last event seen.
+   */
+  stop?: () => void;
 }
 
 export interface MessageStreamHandlers {
@@ -23,8 +30,8 @@ export interface MessageStreamHandlers {
  * Resolves when the body ends, with the cursor updated in place; rejects when
  * the connection fails (the upstream died, or the fetch was aborted).
  */
-export async function readMessageStream(res: Response, handlers: MessageStreamHandlers, cursor: StreamCursor = {}): Promise<StreamCursor> {
-  const type = (res.headers.get('content-type') ?? '').toLowerCase();
+export async function readMessageStream(res: UpstreamReply, handlers: MessageStreamHandlers, cursor: StreamCursor = {}): Promise<StreamCursor> {
+  const type = (res.header('content-type') ?? '').toLowerCase();
   if (type.includes('text/event-stream')) {
     await readSse(res, handlers, cursor);
   } else if (type.includes('json')) {
@@ -40,12 +47,12 @@ export async function readMessageStream(res: Response, handlers: MessageStreamHa
     }
   } else {
     // 202 Accepted and friends carry no messages; drain whatever is there.
-    await res.body?.cancel().catch(() => undefined);
+    await res.discard();
   }
   return cursor;
 }
 
-async function readSse(res: Response, handlers: MessageStreamHandlers, cursor: StreamCursor): Promise<void> {
+async function readSse(res: UpstreamReply, handlers: MessageStreamHandlers, cursor: StreamCursor): Promise<void> {
   const parser = new SseParser((e) => {
     handlers.onEvent?.();
     if (e.id !== undefined) cursor.lastEventId = e.id;
@@ -60,18 +67,32 @@ async function readSse(res: Response, handlers: MessageStreamHandlers, cursor: S
       return;
     }
     deliver(value, handlers);
-  });
-  if (!res.body) return;
-  const reader = res.body.getReader();
+  }, res.maxLineBytes === undefined ? {} : { maxLineBytes: res.maxLineBytes });
+  cursor.stop = () => void res.discard();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parser.push(value);
-    }
+    await res.stream((chunk) => pushLines(parser, chunk));
     parser.end();
   } finally {
-    reader.releaseLock();
+    cursor.stop = undefined;
+  }
+}
+
+/** Chunks at least this long go to the parser line by line. */
+const SPLIT_FROM_BYTES = 1024;
+
+/**
+ * The parser keeps the last event id for the rest of the stream as a slice of
+ * the text it was decoded in; fed a large chunk whole, that slice holds the
+ * whole chunk's text (2.6 KiB per held elicitation stream). Line by line, it
+ * holds its own line.
+ */
+function pushLines(parser: SseParser, chunk: Uint8Array): void {
+  if (chunk.length < SPLIT_FROM_BYTES) return parser.push(chunk);
+  for (let start = 0; start < chunk.length; ) {
+    const lf = chunk.indexOf(0x0a, start);
+    const end = lf === -1 ? chunk.length : lf + 1;
+    parser.push(chunk.subarray(start, end));
+    start = end;
   }
 }
 

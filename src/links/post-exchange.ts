@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { sleep } from './get-stream.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream, type StreamCursor } from './message-stream-reader.js';
+import type { UpstreamReply } from './upstream-reply.js';
 
 /** One call in flight on a Streamable HTTP session. */
 export interface PendingCall {
@@ -57,47 +58,87 @@ export class PostExchange {
    * sent once more on the re-initialized session.
    */
   async run(call: PendingCall, body: JSONRPCRequest): Promise<void> {
-    const onMessage = (m: unknown) => this.hooks.dispatch(m, call);
-    const onInvalid = () => this.hooks.logger.warn('upstream.message.not_json', { method: call.method });
+    const cursor: StreamCursor = {};
     try {
-      let res: Response;
-      for (let attempt = 0; ; attempt++) {
-        const sentWith = this.client.sessionId;
-        res = await this.client.post(body, call.ac.signal);
-        const gone = await sessionGone(res, sentWith);
-        if (!gone) break;
-        if (attempt === 0 && (await this.hooks.expire(sentWith)) && !call.settled) {
-          this.hooks.logger.info('upstream.session_retry', { method: call.method, detail: gone.detail });
-          continue;
-        }
-        return call.settle(internal(`upstream session expired (${gone.detail}) before ${call.method} was processed`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
-      }
-      if (!res.ok) return call.settle({ error: await errorFromStatus(res) });
-      const cursor: StreamCursor = {};
-      await readMessageStream(res, { onMessage, onInvalid }, cursor);
+      if (!(await this.#post(call, body, cursor))) return;
       // 2025-11-25 polling: the server may close the connection without ending the stream (digest §4.3).
       for (let i = 0; !call.settled && cursor.lastEventId !== undefined && i < MAX_RESUMES; i++) {
         await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac.signal);
         if (call.settled) return;
-        const sentWith = this.client.sessionId;
-        const again = await this.client.get(cursor.lastEventId, call.ac.signal);
-        if (again.status === 404) {
-          await drain(again);
-          // The response this stream owed died with the session; the call cannot be resumed.
-          void this.hooks.expire(sentWith);
-          return call.settle(internal(`upstream session expired while ${call.method} was being answered`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
-        }
-        if (!again.ok) {
-          await drain(again);
-          break;
-        }
-        await readMessageStream(again, { onMessage, onInvalid }, cursor);
+        const more = await this.#resume(call, cursor);
+        if (more === 'settled') return;
+        if (more === 'refused') break;
       }
       call.settle(internal(`upstream closed the ${call.method} stream without answering`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
     } catch (err) {
       // Aborted calls were settled by whoever aborted them; settle() ignores the rest.
       call.settle(internal(`upstream connection failed during ${call.method}: ${(err as Error).message}`, 'BRIDGE_ERR_UPSTREAM_UNREACHABLE'));
     }
+  }
+
+  /**
+   * The call's POST and its answer, read to the end. False once the call is
+   * settled. A separate frame from `run`, so nothing of the response outlives
+   * the read while a polled stream waits to be resumed.
+   */
+  async #post(call: PendingCall, body: JSONRPCRequest, cursor: StreamCursor): Promise<boolean> {
+    let res: UpstreamReply;
+    for (let attempt = 0; ; attempt++) {
+      const sentWith = this.client.sessionId;
+      res = await this.client.post(body, call.ac.signal);
+      const gone = await sessionGone(res, sentWith);
+      if (!gone) break;
+      if (attempt === 0 && (await this.hooks.expire(sentWith)) && !call.settled) {
+        this.hooks.logger.info('upstream.session_retry', { method: call.method, detail: gone.detail });
+        continue;
+      }
+      call.settle(internal(`upstream session expired (${gone.detail}) before ${call.method} was processed`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
+      return false;
+    }
+    if (!res.ok) {
+      call.settle({ error: await errorFromStatus(res) });
+      return false;
+    }
+    await this.#read(call, res, cursor);
+    return !call.settled;
+  }
+
+  /** GET + Last-Event-ID for the rest of the call's stream (digest §4.3 Resumability), read to its end. */
+  async #resume(call: PendingCall, cursor: StreamCursor): Promise<'read' | 'refused' | 'settled'> {
+    const sentWith = this.client.sessionId;
+    const again = await this.client.get(cursor.lastEventId, call.ac.signal);
+    if (again.status === 404) {
+      await drain(again);
+      // The response this stream owed died with the session; the call cannot be resumed.
+      void this.hooks.expire(sentWith);
+      call.settle(internal(`upstream session expired while ${call.method} was being answered`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
+      return 'settled';
+    }
+    if (!again.ok) {
+      await drain(again);
+      return 'refused';
+    }
+    await this.#read(call, again, cursor, true);
+    return call.settled ? 'settled' : 'read';
+  }
+
+  /**
+   * Reads one of the call's streams. A resumed stream is left once the call is
+   * answered: servers keep it open for whatever else the stream id would carry
+   * (SDK servers re-register it, with keep-alives), and nothing else will come.
+   */
+  #read(call: PendingCall, res: UpstreamReply, cursor: StreamCursor, resumed = false): Promise<StreamCursor> {
+    return readMessageStream(
+      res,
+      {
+        onMessage: (m) => {
+          this.hooks.dispatch(m, call);
+          if (resumed && call.settled) cursor.stop?.();
+        },
+        onInvalid: () => this.hooks.logger.warn('upstream.message.not_json', { method: call.method }),
+      },
+      cursor,
+    );
   }
 
   /** POSTs a notification or a response; rejects unless the server accepts it (202, or any 2xx). */
@@ -124,13 +165,14 @@ export class PostExchange {
  * built on the SDK examples (server-everything among them) answer instead.
  * A body read to decide is consumed; anything else is left for the caller.
  */
-async function sessionGone(res: Response, sentWith: string | undefined): Promise<{ detail: string } | undefined> {
+async function sessionGone(res: UpstreamReply, sentWith: string | undefined): Promise<{ detail: string } | undefined> {
   if (sentWith === undefined || (res.status !== 404 && res.status !== 400)) return undefined;
   if (res.status === 404) {
     await drain(res);
     return { detail: 'HTTP 404' };
   }
-  const text = await res.clone().text().catch(() => '');
+  // Read once: text() answers the same again for errorFromStatus when it is not a session refusal.
+  const text = await res.text().catch(() => '');
   let message = '';
   try {
     const parsed: unknown = JSON.parse(text);
@@ -144,7 +186,7 @@ async function sessionGone(res: Response, sentWith: string | undefined): Promise
 }
 
 /** A non-2xx answer: the server's own JSON-RPC error when it sent one, else the status. */
-async function errorFromStatus(res: Response): Promise<RpcErrorBody> {
+async function errorFromStatus(res: UpstreamReply): Promise<RpcErrorBody> {
   const text = await res.text().catch(() => '');
   try {
     const parsed: unknown = JSON.parse(text);
@@ -155,8 +197,8 @@ async function errorFromStatus(res: Response): Promise<RpcErrorBody> {
   return { code: RpcCode.InternalError, message: `upstream answered HTTP ${res.status}`, data: { status: res.status, body: text.slice(0, 500) } };
 }
 
-async function drain(res: Response): Promise<void> {
-  await res.body?.cancel().catch(() => undefined);
+async function drain(res: UpstreamReply): Promise<void> {
+  await res.discard();
 }
 
 function internal(message: string, bridgeCode: BridgeErrorCode): RpcOutcome {

@@ -61,6 +61,10 @@ async function startResumableServer(): Promise<{ url: string; sessions: Map<stri
       await new Promise((r) => setTimeout(r, 200));
       return { content: [{ type: 'text', text: 'polled' }] };
     });
+    mcp.registerTool('poll-replayed', { description: 'closes its stream and answers at once: the answer waits in the event store' }, async (extra) => {
+      extra.closeSSEStream?.();
+      return { content: [{ type: 'text', text: 'replayed' }] };
+    });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       eventStore: new MemoryEventStore(),
@@ -90,6 +94,7 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
   let server: Awaited<ReturnType<typeof startResumableServer>>;
   const links: LegacyHttpLink[] = [];
   const gets: Headers[] = [];
+  const getReplies = new Map<Headers, Response>();
 
   beforeAll(async () => {
     server = await startResumableServer();
@@ -97,13 +102,16 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
   afterEach(async () => {
     await Promise.all(links.splice(0).map((l) => l.close()));
     gets.length = 0;
+    getReplies.clear();
   });
   afterAll(async () => server?.close());
 
   async function open(): Promise<{ session: LegacyUpstreamSession; entry: Entry }> {
     const fetchAndRecord: typeof fetch = (input, init) => {
-      if (init?.method === 'GET') gets.push(new Headers(init.headers));
-      return fetch(input, init);
+      if (init?.method !== 'GET') return fetch(input, init);
+      const headers = new Headers(init.headers);
+      gets.push(headers);
+      return fetch(input, init).then((res) => (getReplies.set(headers, res), res));
     };
     const link = new LegacyHttpLink({ url: server.url, headers: {}, logger: silentLogger, fetch: fetchAndRecord });
     links.push(link);
@@ -181,5 +189,18 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
     const outcome = await session.call({ method: 'tools/call', params: { name: 'poll', arguments: {} } });
     expect(outcome).toMatchObject({ result: { content: [{ type: 'text', text: 'polled' }] } });
     expect(gets.some((h) => h.get('last-event-id') !== null && !h.get('last-event-id')!.startsWith('_GET_stream'))).toBe(true);
+  });
+
+  it('an answer replayed on a resumed stream ends the read: the stream the server keeps open is let go', async () => {
+    const { session } = await open();
+    const outcome = await session.call({ method: 'tools/call', params: { name: 'poll-replayed', arguments: {} } });
+    expect(outcome).toMatchObject({ result: { content: [{ type: 'text', text: 'replayed' }] } });
+    const resumed = gets.find((h) => h.get('last-event-id') !== null && !h.get('last-event-id')!.startsWith('_GET_stream'));
+    expect(resumed).toBeDefined();
+    // The server keeps the resumed stream open (with keep-alives); answered, the link lets it go instead of holding it.
+    const body = getReplies.get(resumed!)!.body!;
+    for (let i = 0; i < 50 && body.locked; i++) await new Promise((r) => setTimeout(r, 20));
+    const rest = await Promise.race([body.getReader().read(), new Promise((r) => setTimeout(() => r('still open'), 1_000))]);
+    expect(rest).toEqual({ done: true, value: undefined });
   });
 });

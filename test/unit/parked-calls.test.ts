@@ -58,4 +58,28 @@ describe('ParkedCalls', () => {
     expect(probes.map((p) => p.reasons)).toEqual([['shutting down'], ['shutting down']]);
     expect(table.size).toBe(0);
   });
+
+  it('entries with different TTLs each expire at their own time; taking the earliest leaves the next on time', async () => {
+    const table = new ParkedCalls<Probe>({ ttlMs: 10_000 });
+    const [early, mid, late] = [new Probe(), new Probe(), new Probe()];
+    table.park(late, 120);
+    const midRef = table.park(mid, 20);
+    table.park(early, 40);
+    expect(table.take(midRef)).toBe(mid);
+    await sleep(70);
+    expect([early.reasons.length, mid.reasons.length, late.reasons.length]).toEqual([1, 0, 0]);
+    expect(table.size).toBe(1);
+    await sleep(100);
+    expect(late.reasons).toEqual(['not resumed within 120 ms (requestState time-to-live)']);
+    expect(table.size).toBe(0);
+  });
+
+  it('a TTL past setTimeout’s maximum does not expire early', async () => {
+    const table = new ParkedCalls<Probe>({ ttlMs: 2 ** 32 });
+    const p = new Probe();
+    table.park(p);
+    await sleep(30);
+    expect(p.reasons).toEqual([]);
+    table.cancelAll('done');
+  });
 });
