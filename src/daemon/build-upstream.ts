@@ -38,7 +38,8 @@ function legacyLinkFor(facts: UpstreamFacts, opts: BridgeOptions, common: { logg
   }
   const http = { ...common, url: target.url, headers: target.headers, fetch: lineLimitedFetch(opts.maxLineBytes) };
   const byTransport = {
-    'streamable-http': () => new LegacyHttpLink(http),
+    // No fetch: the session reads node:http answers directly, so a parked call holds no WHATWG stream (issue 7, row 4).
+    'streamable-http': () => new LegacyHttpLink({ ...common, url: target.url, headers: target.headers, maxLineBytes: opts.maxLineBytes }),
     'http+sse': () => new SseLink(http),
     ws: () => new WsLink(http),
     stdio: () => {

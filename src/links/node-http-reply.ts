@@ -1,35 +1,16 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { Socket } from 'node:net';
+import type http from 'node:http';
+import { exchange, UpstreamTarget } from './upstream-http.js';
 import type { UpstreamReply } from './upstream-reply.js';
 
 /**
- * The session links' HTTP exchanges over node:http(s) with keep-alive
- * agents, read straight from the IncomingMessage. A call whose SSE answer
+ * The session links' HTTP exchanges over the upstream client
+ * (upstream-http.ts), read straight from the IncomingMessage. A call whose SSE answer
  * stays open (a parked MRTR call waits for its client's retry, issue 7 row 4)
  * then holds the socket, the message and the parser, and none of the
  * Response, Headers and WHATWG streams a fetch-shaped client adds per
  * exchange. Failures reject as fetch does (TypeError 'fetch failed', the
  * socket error as cause; an aborted signal's reason), so callers read both alike.
  */
-
-/** A free keep-alive socket is closed after this long, under the 5 s a node:http server keeps one. */
-const FREE_SOCKET_MS = 4_000;
-/** Redirects followed at most, as fetch does. */
-const MAX_REDIRECTS = 20;
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
-function closeIdle(this: Socket): void {
-  this.destroy();
-}
-
-function agentFor(mod: typeof http | typeof https): http.Agent {
-  const agent = new mod.Agent({ keepAlive: true, scheduling: 'lifo' });
-  agent.on('free', (socket: Socket) => socket.setTimeout(FREE_SOCKET_MS, closeIdle));
-  return agent;
-}
-
-const agents = { 'http:': agentFor(http), 'https:': agentFor(https) };
 
 export interface NodeRequest {
   method: string;
@@ -41,47 +22,9 @@ export interface NodeRequest {
 
 function ignore(): void {}
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
-}
-
-function exchange(url: URL, r: NodeRequest): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    if (r.signal?.aborted) return reject(abortReason(r.signal));
-    const mod = url.protocol === 'https:' ? https : http;
-    const headers = r.body === undefined ? r.headers : { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) };
-    const req = mod.request(url, { method: r.method, headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: r.signal }, resolve);
-    // A reused socket carries the free-socket timer; a live exchange has no idle limit (parked calls stay quiet for long).
-    req.on('socket', (socket) => socket.setTimeout(0, closeIdle));
-    req.on('error', (err) => reject(r.signal?.aborted ? abortReason(r.signal) : new TypeError('fetch failed', { cause: err })));
-    req.end(r.body);
-  });
-}
-
-/** The next hop of a redirect, as the fetch standard rewrites it (§4.4 HTTP-redirect fetch, steps 12–13). */
-function redirected(status: number, r: NodeRequest): NodeRequest {
-  if (status === 303 ? r.method !== 'HEAD' : (status === 301 || status === 302) && r.method === 'POST') {
-    const headers = { ...r.headers };
-    for (const name of ['content-type', 'content-encoding', 'content-language', 'content-location']) delete headers[name];
-    return { ...r, method: 'GET', headers, body: undefined };
-  }
-  return r;
-}
-
-/** One request, redirects followed; resolves once the answer's head is in, its body unread. */
+/** One request, redirects followed (upstream-http.ts); resolves once the answer's head is in, its body unread. */
 export async function nodeHttpReply(target: string, req: NodeRequest, maxLineBytes?: number): Promise<UpstreamReply> {
-  let url = new URL(target);
-  let r = req;
-  for (let hop = 0; ; hop++) {
-    const res = await exchange(url, r);
-    const status = res.statusCode ?? 0;
-    const location = res.headers.location;
-    if (!REDIRECTS.has(status) || location === undefined) return new NodeReply(res, maxLineBytes);
-    res.resume();
-    if (hop >= MAX_REDIRECTS) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
-    url = new URL(location, url);
-    r = redirected(status, r);
-  }
+  return new NodeReply(await exchange(new UpstreamTarget(target), req), maxLineBytes);
 }
 
 class NodeReply implements UpstreamReply {

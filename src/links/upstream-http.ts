@@ -35,7 +35,7 @@ function agentFor(mod: typeof http | typeof https): http.Agent {
 
 const agents = { 'http:': agentFor(http), 'https:': agentFor(https) };
 
-/** One request. Header names are lower case; `content-length` is set here. */
+/** One request. Header names are lower case; `content-length` is added here (to a copy). */
 export interface UpstreamRequest {
   method: string;
   headers: Record<string, string>;
@@ -84,8 +84,8 @@ export function exchangeOnce(target: UpstreamTarget, r: UpstreamRequest): Promis
   return new Promise((resolve, reject) => {
     const signal = r.signal;
     if (signal?.aborted) return reject(abortReason(signal));
-    const headers: http.OutgoingHttpHeaders = r.headers;
-    if (r.body !== undefined) headers['content-length'] = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length;
+    // The caller's headers stay as they were (a link may send the same object again).
+    const headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
     const mod = target.secure ? https : http;
     const req = mod.request(target.options(r.method, headers));
     let onAbort: (() => void) | undefined;
