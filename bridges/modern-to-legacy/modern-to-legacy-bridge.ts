@@ -5,11 +5,13 @@ import type { LegacyUpstreamSession, UpstreamFacts, UpstreamInit } from '../../s
 import { RpcError, toRpcErrorBody } from '../../src/errors.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { errorResponse, responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
+import { CancelScope } from '../../src/links/cancel-scope.js';
 import type { SessionLease, SessionPool } from '../../src/links/session-pool.js';
 import type { Logger } from '../../src/log.js';
 import { BRIDGE_IMPLEMENTATION } from '../../src/version.js';
-import { clientCapabilitiesToLegacy } from '../shared/capabilities-to-legacy.js';
+import { clientCapabilitiesToLegacy, isEmbeddableInputMethod } from '../shared/capabilities-to-legacy.js';
 import type { ListenBudget } from '../shared/listen-budget.js';
+import { mayBeAsked } from '../shared/may-be-asked.js';
 import { RequestStateCodec } from '../shared/request-state.js';
 import { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { discoverFromInitialize, upstreamServerInfo } from './discover-from-initialize.js';
@@ -19,6 +21,7 @@ import { readEnvelope, upstreamParams, type ModernEnvelope } from './modern-enve
 import { MrtrRounds } from './mrtr-rounds.js';
 import { ProgressRelay } from './progress-relay.js';
 import { shapeError, shapeResult } from './result-shaping.js';
+import { undeclaredInput } from './undeclared-input.js';
 
 /** How the daemon builds the modern-to-legacy bridge. */
 export interface ModernToLegacyOptions {
@@ -171,7 +174,7 @@ export class ModernToLegacyBridge implements ModernHandler {
         // Legacy initialize requires a clientInfo; the bridge names itself when the request names none.
         clientInfo: env.clientInfo ?? BRIDGE_IMPLEMENTATION,
       };
-      return this.#routes[spec.route]({ req, env, ctx, spec, init }).then(
+      return this.#routes[routeFor(spec.route, init, env.params)]({ req, env, ctx, spec, init }).then(
         (outcome) => responseFor(id, outcome),
         (err: unknown) => errorResponse(id, toRpcErrorBody(err)),
       );
@@ -193,7 +196,11 @@ export class ModernToLegacyBridge implements ModernHandler {
     this.#removeListener();
   }
 
-  /** One call on a shared lease: no server request can be its own, so none is taken. */
+  /**
+   * One call on a shared lease. Its client declared nothing the server may ask
+   * for (routeFor), so a server request that still reaches it is one the
+   * request did not declare: the call ends -32021, as on the input route.
+   */
   async #relay(c: Call): Promise<RpcOutcome> {
     let lease: SessionLease;
     try {
@@ -206,6 +213,20 @@ export class ModernToLegacyBridge implements ModernHandler {
     progress.attach({ notify: (n) => c.ctx.notify(n), progressToken: c.env.progressToken, logLevel: c.env.logLevel });
     const sub: LogSubscriber = { current: () => progress.leg };
     const untrack = this.#logRelay.track(session, sub);
+    const cancel = new CancelScope();
+    const onCancel = (): void => cancel.abort(new Error('request cancelled by the client'));
+    if (c.ctx.onCancel) c.ctx.onCancel(onCancel);
+    else c.ctx.signal.addEventListener('abort', onCancel, { once: true });
+    let undeclared: RpcOutcome | undefined;
+    const onServerRequest = (sreq: JSONRPCRequest): Promise<Obj> => {
+      if (!isEmbeddableInputMethod(sreq.method)) return Promise.reject(new RpcError(RpcCode.MethodNotFound, `the modern client cannot answer ${sreq.method}`));
+      const refusal = undeclaredInput(sreq, c.req.method);
+      this.#log.info('m2l.input_undeclared', { method: sreq.method, call: c.req.method, requiredCapabilities: refusal.requiredCapabilities });
+      undeclared ??= refusal.outcome;
+      // The server's request is answered first, then the call is cancelled upstream.
+      setImmediate(() => cancel.abort(new Error('an input the modern request did not declare')));
+      return Promise.reject(refusal.serverError);
+    };
     try {
       await this.#logRelay.ensure(session, c.env.logLevel);
       const outcome = await session.call(
@@ -215,14 +236,17 @@ export class ModernToLegacyBridge implements ModernHandler {
             if (n.method === 'notifications/progress') progress.forward(n);
             else if (n.method === 'notifications/message') this.#logRelay.deliver(sub, n);
           },
-          signal: c.ctx.signal,
+          ...(c.spec.route === 'input' ? { onServerRequest } : {}),
+          signal: cancel,
           timeoutMs: this.#opts.callTimeoutMs,
         },
       );
-      if (c.ctx.signal.aborted) return { error: { code: RpcCode.RequestCancelled, message: 'request cancelled by the client' } };
+      if (undeclared) return undeclared;
+      if (cancel.aborted) return { error: { code: RpcCode.RequestCancelled, message: 'request cancelled by the client' } };
       if (c.req.method === 'tools/list' && 'result' in outcome) this.#tools.learn(outcome.result.tools);
       return this.#shape(c, outcome);
     } finally {
+      if (!c.ctx.onCancel) c.ctx.signal.removeEventListener('abort', onCancel);
       progress.detach();
       untrack();
       lease.release();
@@ -254,4 +278,16 @@ export class ModernToLegacyBridge implements ModernHandler {
     this.#log.debug('m2l.unsolicited_request_refused', { method: req.method, session: session.id });
     throw new RpcError(RpcCode.MethodNotFound, `no modern request is in flight to carry ${req.method}; ask again during a tool call`);
   }
+}
+
+/**
+ * The route a call takes. A call that may need input holds its upstream
+ * session alone (MRTR rounds), unless its client declared no capability the
+ * server could ask for and it is no retry of a round: nothing can be asked of
+ * it then, so it shares a session like a list (bridges/shared/may-be-asked.ts)
+ * and the headline load (bench row 3) is served by one child, not one per call.
+ */
+function routeFor(route: Route, init: UpstreamInit, params: Obj | undefined): Route {
+  if (route !== 'input' || mayBeAsked(init.capabilities)) return route;
+  return params?.requestState === undefined && params?.inputResponses === undefined ? 'relay' : route;
 }

@@ -5,7 +5,8 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { SessionLease } from '../../src/links/session-pool.js';
 import type { Logger } from '../../src/log.js';
-import { declaresInputCapability, isEmbeddableInputMethod, requiredCapability } from '../shared/capabilities-to-legacy.js';
+import { declaresInputCapability, isEmbeddableInputMethod } from '../shared/capabilities-to-legacy.js';
+import { undeclaredInput } from './undeclared-input.js';
 import type { Parkable } from '../shared/parked-calls.js';
 import type { LogRelay, LogSubscriber } from './log-relay.js';
 import { ProgressRelay, type LegSink } from './progress-relay.js';
@@ -231,23 +232,10 @@ export class MrtrCall implements Parkable, LogSubscriber {
     });
   }
 
-  /**
-   * digest §1.7 "Servers MUST NOT embed a request type the client did not
-   * declare", §1.10: the modern request ends with -32021 naming just the
-   * missing capability; upstream, the server's request gets an error and then
-   * the call is cancelled (notifications/cancelled), so the answer goes first.
-   */
+  /** An undeclared input (undeclared-input.ts): the call ends with -32021; the server's request is answered before the cancel. */
   #refuseUndeclared(req: JSONRPCRequest): Promise<Obj> {
-    const requiredCapabilities = requiredCapability(req) ?? {};
-    const name = Object.keys(requiredCapabilities).join(', ');
+    const { outcome, serverError, requiredCapabilities } = undeclaredInput(req, this.#opts.method);
     this.#opts.logger.info('m2l.input_undeclared', { method: req.method, call: this.#opts.method, requiredCapabilities });
-    const outcome: RpcOutcome = {
-      error: {
-        code: RpcCode.MissingRequiredClientCapability,
-        message: `the server needs the client capability ${name} (${req.method}) for ${this.#opts.method}, and this request did not declare it`,
-        data: { requiredCapabilities },
-      },
-    };
     this.#final = outcome;
     this.#clearGather();
     for (const p of this.#pending.values()) p.reject(new RpcError(RpcCode.InternalError, 'the call this request belonged to has ended'));
@@ -257,7 +245,7 @@ export class MrtrCall implements Parkable, LogSubscriber {
       this.#abort.abort('an input the modern request did not declare');
       this.#release();
     });
-    return Promise.reject(new RpcError(RpcCode.MethodNotFound, `the modern client did not declare ${name} on this request`));
+    return Promise.reject(serverError);
   }
 
   #onNotification(n: JSONRPCNotification): void {

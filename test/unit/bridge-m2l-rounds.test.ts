@@ -212,7 +212,7 @@ describe('MRTR rounds (modern-to-legacy)', () => {
 
   it('a leg that waits longer than callTimeoutMs is answered -32603 and cancelled upstream', async () => {
     const { bridge, link } = setup({ 'tools/call': () => new Promise(() => undefined) }, { callTimeoutMs: 50 });
-    const res = await bridge.handle(call('t'), ctx().ctx);
+    const res = await bridge.handle(call('t', allCaps), ctx().ctx);
     expect('error' in res && res.error).toMatchObject({ code: -32603, message: 'upstream tools/call timed out after 50 ms' });
     expect(link.sessions[0].calls[0].cancelled).toBe(true);
   });
@@ -324,7 +324,7 @@ describe('MRTR rounds (modern-to-legacy)', () => {
   });
   it('bridge close answers a running leg with an error saying why and cancels the call upstream', async () => {
     const { bridge, link } = setup({ 'tools/call': () => new Promise(() => undefined) });
-    const pending = bridge.handle(call('t'), ctx().ctx);
+    const pending = bridge.handle(call('t', allCaps), ctx().ctx);
     await sleep(20);
     await bridge.close();
     const res = await pending;
@@ -332,5 +332,20 @@ describe('MRTR rounds (modern-to-legacy)', () => {
     expect(link.sessions[0].calls[0].cancelled).toBe(true);
     const after = await bridge.handle(call('t'), ctx().ctx);
     expect('error' in after && after.error.message).toMatch(/shutting down/);
+  });
+
+  it('calls of a client that declared no capabilities share one upstream session; one that declared some holds its own', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { bridge, link } = setup({ 'tools/call': async () => (await gate, { result: { content: [] } }) });
+    const plain = [bridge.handle(call('a'), ctx().ctx), bridge.handle(call('b'), ctx().ctx)];
+    await sleep(20);
+    expect(link.sessions).toHaveLength(1);
+    // Two calls that may be asked something: one session each (plus the shared one).
+    const asking = [bridge.handle(call('c', allCaps), ctx().ctx), bridge.handle(call('d', allCaps), ctx().ctx)];
+    await sleep(20);
+    expect(link.sessions).toHaveLength(3);
+    release();
+    for (const res of await Promise.all([...plain, ...asking])) expect('result' in res && res.result).toMatchObject({ resultType: 'complete' });
   });
 });
