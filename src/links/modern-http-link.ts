@@ -8,6 +8,7 @@ import type { ParamHeaderSpec } from '../wire/param-headers.js';
 import { modernRequestHeaders } from '../wire/modern-headers.js';
 import { postModernRequest } from './modern-http-exchange.js';
 import { CancelScope } from './cancel-scope.js';
+import { DeadlineTimer, type Deadlined } from './deadline-timer.js';
 import { ToolHeaderCache } from './tool-header-cache.js';
 import { UpstreamTarget } from './upstream-http.js';
 
@@ -43,7 +44,15 @@ export class ModernHttpLink implements ModernLink {
   private readonly target: UpstreamTarget;
   /** The headers every POST carries before the per-call ones: the user's, then content type and accept, names lower case. */
   private readonly baseHeaders: Record<string, string>;
-  private readonly live = new Set<CancelScope>();
+  private readonly live = new Set<LiveCall>();
+  /** One timer for every call's deadline, not a setTimeout per call (issue 7). */
+  private readonly deadlines = new DeadlineTimer<LiveCall>(
+    () => this.live,
+    (call) => {
+      this.log.warn('upstream.call.timeout', { id: call.id, method: call.method, timeoutMs: call.timeoutMs });
+      call.abort(new Error(`upstream call ${call.method} timed out after ${call.timeoutMs} ms`));
+    },
+  );
   private refreshing: Promise<void> | undefined;
   private minted = 0;
   private closed = false;
@@ -80,6 +89,7 @@ export class ModernHttpLink implements ModernLink {
     this.closed = true;
     for (const c of this.live) c.abort(new Error('the upstream link closed'));
     this.live.clear();
+    this.deadlines.stop();
   }
 
   /** tools/call needs the tool's header specs: learn them first when unknown, and once more on -32020 (digest §2.2 rule 7). */
@@ -138,16 +148,13 @@ export class ModernHttpLink implements ModernLink {
     if (this.closed) return failure('the upstream link is closed');
     const caller = handlers.signal;
     if (caller?.aborted) return failure(`upstream call ${body.method} cancelled`);
-    const scope = new CancelScope();
-    const onAbort = () => scope.abort(new Error(`upstream call ${body.method} cancelled`));
-    caller?.addEventListener('abort', onAbort, { once: true });
     // A listen lives until someone ends it, so it has no default deadline.
     const timeoutMs = handlers.timeoutMs ?? (body.method === 'subscriptions/listen' ? undefined : (this.opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS));
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-      this.log.warn('upstream.call.timeout', { id: body.id, method: body.method, timeoutMs });
-      scope.abort(new Error(`upstream call ${body.method} timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
+    const scope = new LiveCall(body.method, body.id, timeoutMs);
+    const onAbort = () => scope.abort(new Error(`upstream call ${body.method} cancelled`));
+    caller?.addEventListener('abort', onAbort, { once: true });
     this.live.add(scope);
+    if (scope.deadline !== Infinity) this.deadlines.watch(scope);
     const started = this.log.level === 'debug' ? Date.now() : 0;
     try {
       const outcome = await postModernRequest({
@@ -165,7 +172,6 @@ export class ModernHttpLink implements ModernLink {
       if (started !== 0) this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
       return outcome;
     } finally {
-      if (timer) clearTimeout(timer);
       caller?.removeEventListener('abort', onAbort);
       this.live.delete(scope);
     }
@@ -191,4 +197,21 @@ export class ModernHttpLink implements ModernLink {
 
 function failure(message: string): RpcOutcome {
   return { error: { code: RpcCode.InternalError, message } };
+}
+
+/** Deadlines past setTimeout's range (about 24.8 days) are no deadline: the timer could not hold them. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One call in flight: its cancel, and its deadline on the link's shared timer. */
+class LiveCall extends CancelScope implements Deadlined {
+  readonly deadline: number;
+
+  constructor(
+    readonly method: string,
+    readonly id: RequestId,
+    readonly timeoutMs: number | undefined,
+  ) {
+    super();
+    this.deadline = timeoutMs === undefined || timeoutMs > MAX_TIMER_MS ? Infinity : performance.now() + timeoutMs;
+  }
 }
