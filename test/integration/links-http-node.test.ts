@@ -1,14 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { IncomingHttpHeaders } from 'node:http';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
 import { LegacyHttpLink } from '../../src/links/legacy-http-link.js';
 import { silentLogger } from '../../src/log.js';
+import { startV1SessionServer, type V1SessionServer } from '../helpers/v1-session-server.js';
 
 const MAX_LINE = 8192;
 const INIT: UpstreamInit = { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'links-http-node-test', version: '1.0.0' } };
@@ -17,45 +14,28 @@ const INIT: UpstreamInit = { protocolVersion: '2025-06-18', capabilities: { elic
  * A stateful SDK v1 Streamable HTTP server (SSE answers) that writes down the
  * headers of every request, and whose old path `/moved` redirects (307) to `/mcp`.
  */
-async function startServer(): Promise<{ base: string; seen: Array<{ method: string; url: string; headers: IncomingHttpHeaders }>; close(): Promise<void> }> {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; mcp: McpServer }>();
+async function startServer(): Promise<V1SessionServer & { seen: Array<{ method: string; url: string; headers: IncomingHttpHeaders }> }> {
   const seen: Array<{ method: string; url: string; headers: IncomingHttpHeaders }> = [];
-  const http: Server = createServer(async (req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    if (req.url === '/moved') return res.writeHead(307, { location: '/mcp' }).end();
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid === 'string') {
-      const entry = sessions.get(sid);
-      if (entry) return entry.transport.handleRequest(req, res);
-      return res.writeHead(404).end();
-    }
-    const mcp = new McpServer({ name: 'node-path', version: '1.0.0' });
-    mcp.registerTool('big', { inputSchema: { size: z.number() } }, async ({ size }) => ({ content: [{ type: 'text', text: 'x'.repeat(size) }] }));
-    mcp.registerTool('ask_name', { description: 'elicits a name on the call stream' }, async (extra) => {
-      const r = await extra.sendRequest(
-        { method: 'elicitation/create', params: { message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } },
-        ElicitResultSchema,
-      );
-      return { content: [{ type: 'text', text: `hello ${String(r.content?.name)}` }] };
-    });
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, mcp }),
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    base: `http://127.0.0.1:${port}`,
-    seen,
-    close: async () => {
-      await Promise.all([...sessions.values()].map((e) => e.mcp.close()));
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+  const server = await startV1SessionServer({
+    name: 'node-path',
+    intercept(req, res) {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+      if (req.url !== '/moved') return false;
+      res.writeHead(307, { location: '/mcp' }).end();
+      return true;
     },
-  };
+    register(mcp) {
+      mcp.registerTool('big', { inputSchema: { size: z.number() } }, async ({ size }) => ({ content: [{ type: 'text', text: 'x'.repeat(size) }] }));
+      mcp.registerTool('ask_name', { description: 'elicits a name on the call stream' }, async (extra) => {
+        const r = await extra.sendRequest(
+          { method: 'elicitation/create', params: { message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } },
+          ElicitResultSchema,
+        );
+        return { content: [{ type: 'text', text: `hello ${String(r.content?.name)}` }] };
+      });
+    },
+  });
+  return { ...server, seen };
 }
 
 function textOf(outcome: unknown): string {

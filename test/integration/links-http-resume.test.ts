@@ -1,14 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { JSONRPCNotification } from '@modelcontextprotocol/server';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
 import { LegacyHttpLink } from '../../src/links/legacy-http-link.js';
 import { silentLogger } from '../../src/log.js';
+import { startV1SessionServer, type V1Session, type V1SessionServer } from '../helpers/v1-session-server.js';
 
 /** An event store that replays one stream's events after a given id (priming events carry no message). */
 class MemoryEventStore implements EventStore {
@@ -29,63 +26,33 @@ class MemoryEventStore implements EventStore {
   }
 }
 
-interface Entry {
-  transport: StreamableHTTPServerTransport;
-  mcp: McpServer;
-}
-
 /**
  * A stateful SDK v1 Streamable HTTP server that answers 404 for unknown
  * sessions (as the spec says; server-everything answers 400) and lets the test
  * forget sessions, drop streams and send notifications.
  */
-async function startResumableServer(): Promise<{ url: string; sessions: Map<string, Entry>; close(): Promise<void> }> {
-  const sessions = new Map<string, Entry>();
-  const http: Server = createServer(async (req, res) => {
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid === 'string') {
-      const entry = sessions.get(sid);
-      if (entry) return entry.transport.handleRequest(req, res);
-      res.writeHead(404, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
-    }
-    if (req.method !== 'POST') return res.writeHead(405).end();
-    const mcp = new McpServer({ name: 'resumable', version: '1.0.0' }, { capabilities: { prompts: { listChanged: true } } });
-    mcp.registerTool('slow', { description: 'answers after 5 s' }, async () => {
-      await new Promise((r) => setTimeout(r, 5_000));
-      return { content: [{ type: 'text', text: 'slow done' }] };
-    });
-    mcp.registerTool('poll', { description: 'closes its stream, answers 200 ms later' }, async (extra) => {
-      if (!extra.closeSSEStream) return { content: [{ type: 'text', text: 'no-close' }] };
-      extra.closeSSEStream();
-      await new Promise((r) => setTimeout(r, 200));
-      return { content: [{ type: 'text', text: 'polled' }] };
-    });
-    mcp.registerTool('poll-replayed', { description: 'closes its stream and answers at once: the answer waits in the event store' }, async (extra) => {
-      extra.closeSSEStream?.();
-      return { content: [{ type: 'text', text: 'replayed' }] };
-    });
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      eventStore: new MemoryEventStore(),
-      retryInterval: 50,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, mcp }),
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    sessions,
-    close: async () => {
-      await Promise.all([...sessions.values()].map((e) => e.mcp.close()));
-      sessions.clear();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+function startResumableServer(): Promise<V1SessionServer> {
+  return startV1SessionServer({
+    name: 'resumable',
+    serverOptions: { capabilities: { prompts: { listChanged: true } } },
+    transport: { eventStore: new MemoryEventStore(), retryInterval: 50 },
+    register(mcp) {
+      mcp.registerTool('slow', { description: 'answers after 5 s' }, async () => {
+        await new Promise((r) => setTimeout(r, 5_000));
+        return { content: [{ type: 'text', text: 'slow done' }] };
+      });
+      mcp.registerTool('poll', { description: 'closes its stream, answers 200 ms later' }, async (extra) => {
+        if (!extra.closeSSEStream) return { content: [{ type: 'text', text: 'no-close' }] };
+        extra.closeSSEStream();
+        await new Promise((r) => setTimeout(r, 200));
+        return { content: [{ type: 'text', text: 'polled' }] };
+      });
+      mcp.registerTool('poll-replayed', { description: 'closes its stream and answers at once: the answer waits in the event store' }, async (extra) => {
+        extra.closeSSEStream?.();
+        return { content: [{ type: 'text', text: 'replayed' }] };
+      });
     },
-  };
+  });
 }
 
 const INIT: UpstreamInit = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'links-http-resume-test', version: '1.0.0' } };
@@ -106,7 +73,7 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
   });
   afterAll(async () => server?.close());
 
-  async function open(): Promise<{ session: LegacyUpstreamSession; entry: Entry }> {
+  async function open(): Promise<{ session: LegacyUpstreamSession; entry: V1Session }> {
     const fetchAndRecord: typeof fetch = (input, init) => {
       if (init?.method !== 'GET') return fetch(input, init);
       const headers = new Headers(init.headers);
@@ -121,7 +88,7 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
     return { session, entry: server.sessions.get(id)! };
   }
 
-  function forget(entry: Entry): void {
+  function forget(entry: V1Session): void {
     for (const [k, v] of server.sessions) if (v === entry) server.sessions.delete(k);
   }
 

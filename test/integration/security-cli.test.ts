@@ -1,17 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type RunningCli } from '../helpers/cli.js';
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
 import { httpRequest, rawWs, type HttpSpec } from '../helpers/raw-http.js';
+import { startV1SessionServer } from '../helpers/v1-session-server.js';
 
 /**
  * Issue 6 "Security", end to end through the built CLI: the listen refusal,
@@ -196,37 +193,19 @@ interface RecordingUpstream {
 
 /** A stateful SDK v1 Streamable HTTP server that records every request's headers and has `echo` and `big` tools. */
 async function startRecordingUpstream(): Promise<RecordingUpstream> {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; mcp: McpServer }>();
   const seen: IncomingHttpHeaders[] = [];
-  const http: Server = createServer(async (req, res) => {
-    seen.push(req.headers);
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid === 'string') {
-      const entry = sessions.get(sid);
-      if (entry) return entry.transport.handleRequest(req, res);
-      return res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
-    }
-    if (req.method !== 'POST') return res.writeHead(405).end();
-    const mcp = new McpServer({ name: 'recording', version: '1.0.0' });
-    mcp.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `Echo: ${message}` }] }));
-    mcp.registerTool('big', { inputSchema: { size: z.number() } }, async ({ size }) => ({ content: [{ type: 'text', text: 'x'.repeat(size) }] }));
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, mcp }),
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    seen,
-    close: async () => {
-      await Promise.all([...sessions.values()].map((e) => e.mcp.close()));
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+  const server = await startV1SessionServer({
+    name: 'recording',
+    intercept(req) {
+      seen.push(req.headers);
+      return false;
     },
-  };
+    register(mcp) {
+      mcp.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `Echo: ${message}` }] }));
+      mcp.registerTool('big', { inputSchema: { size: z.number() } }, async ({ size }) => ({ content: [{ type: 'text', text: 'x'.repeat(size) }] }));
+    },
+  });
+  return { url: server.url, seen, close: server.close };
 }
 
 describe('upstream credentials and the SSE line bound, in front of an HTTP upstream', () => {
