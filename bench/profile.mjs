@@ -85,19 +85,11 @@ rmSync(dir, { recursive: true, force: true });
 
 /** Per sample, the nearest frame of this project (or a dependency): its own work plus the runtime work it causes. */
 function nearestFrames(text, top) {
-  const clean = (frame) =>
-    frame
-      .replace(/^[0-9a-f]+ /, '')
-      .replace(/\+0x[0-9a-f]+ \(.*\)$/, '')
-      .replace(/JS:[*^~]?/, '')
-      .replace(`file://${path.resolve(CLI_ENTRY, '../../..')}/dist/`, '')
-      .replace(/\/.*node_modules\//, '');
+  const clean = (frame) => cleanFrame(frame).replace(/JS:[*^~]?/, '');
   const counts = new Map();
   const where = new Map();
   let total = 0;
-  for (const sample of text.split('\n\n')) {
-    const frames = sample.split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
-    if (frames.length === 0) continue;
+  for (const frames of stacks(text)) {
     total += 1;
     const own = frames.find((f) => f.includes('/dist/') || f.includes('node_modules'));
     const key = own ? clean(own) : '(node and kernel only: HTTP parsing, sockets, event loop, GC)';
@@ -105,31 +97,45 @@ function nearestFrames(text, top) {
     const leaf = frames[0].includes('[kernel.kallsyms]') ? 'kernel' : frames[0].includes('JS:') ? 'JIT code' : 'node runtime (V8, libuv, C++)';
     where.set(leaf, (where.get(leaf) ?? 0) + 1);
   }
-  const pct = (n) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
-  const lines = [`${total} CPU-time samples; leaf: ${[...where].map(([k, n]) => `${k} ${pct(n).trim()}`).join(', ')}`, 'nearest project/dependency frame:'];
-  for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)}  ${k}`);
-  return lines.join('\n') + '\n';
+  const leaves = [...where].map(([k, n]) => `${k} ${share(n, total).trim()}`).join(', ');
+  return ranked(counts, total, top, [`${total} CPU-time samples; leaf: ${leaves}`, 'nearest project/dependency frame:']);
 }
 
 /** Per frame, the share of samples whose stack holds it anywhere: what it and its callees cost. */
 function inclusiveFrames(text, top) {
-  const clean = (frame) =>
-    frame
-      .replace(/^[0-9a-f]+ /, '')
-      .replace(/\+0x[0-9a-f]+ \(.*\)$/, '')
-      .replace(/ \(\/.*\)$/, '')
-      .replace(`file://${path.resolve(CLI_ENTRY, '../../..')}/dist/`, '')
-      .replace(/\/.*node_modules\//, '');
+  const clean = (frame) => cleanFrame(frame).replace(/ \(\/.*\)$/, '');
   const counts = new Map();
   let total = 0;
-  for (const sample of text.split('\n\n')) {
-    const frames = sample.split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
-    if (frames.length === 0) continue;
+  for (const frames of stacks(text)) {
     total += 1;
     for (const f of new Set(frames.map(clean))) counts.set(f, (counts.get(f) ?? 0) + 1);
   }
-  const pct = (n) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
-  const lines = [`${total} CPU-time samples; share of samples each frame appears in:`];
-  for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(n)}  ${k}`);
+  return ranked(counts, total, top, [`${total} CPU-time samples; share of samples each frame appears in:`]);
+}
+
+/** The frames of each sample of `perf script` output, leaf first. */
+function* stacks(text) {
+  for (const sample of text.split('\n\n')) {
+    const frames = sample.split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
+    if (frames.length > 0) yield frames;
+  }
+}
+
+/** A perf frame without its address, offset and this project's dist/ or node_modules/ prefix. */
+function cleanFrame(frame) {
+  return frame
+    .replace(/^[0-9a-f]+ /, '')
+    .replace(/\+0x[0-9a-f]+ \(.*\)$/, '')
+    .replace(`file://${path.resolve(CLI_ENTRY, '../../..')}/dist/`, '')
+    .replace(/\/.*node_modules\//, '');
+}
+
+function share(n, total) {
+  return `${((100 * n) / total).toFixed(1).padStart(5)}%`;
+}
+
+function ranked(counts, total, top, head) {
+  const lines = [...head];
+  for (const [k, n] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${share(n, total)}  ${k}`);
   return lines.join('\n') + '\n';
 }
