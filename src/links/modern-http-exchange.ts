@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
+import type { CallSignal } from '../contracts/upstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { isErrorResponse, isNotification, isRequest, isResultResponse, outcomeOf, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { withVerbatim } from '../jsonrpc/verbatim.js';
 import { SseParser } from '../wire/sse-parser.js';
-import { safeRetry, type AbortLike, type SafeRetryOptions } from './safe-retry.js';
+import { safeRetry, type SafeRetryOptions } from './safe-retry.js';
 import { exchange, readWhole, type UpstreamTarget } from './upstream-http.js';
 
 /** One modern request as one HTTP POST (digest §2.2). */
@@ -17,7 +18,7 @@ export interface ModernExchange {
   /** `body` as JSON text, when the caller has it already (the client's own bytes); serialized here otherwise. */
   text?: string;
   /** Aborting closes the stream, which is the 2026 cancel (digest §1.9); the reason's message becomes the error. */
-  signal?: AbortLike;
+  signal?: CallSignal;
   onNotification?(n: JSONRPCNotification): void;
   logger: Logger;
   /** Bound on one line of an SSE reply (`--max-line`); longer fails the call. */

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { exchange, UpstreamTarget } from './upstream-http.js';
+import { exchange, UpstreamTarget, type UpstreamRequest } from './upstream-http.js';
 import type { UpstreamReply } from './upstream-reply.js';
 
 /**
@@ -12,18 +12,10 @@ import type { UpstreamReply } from './upstream-reply.js';
  * socket error as cause; an aborted signal's reason), so callers read both alike.
  */
 
-export interface NodeRequest {
-  method: string;
-  /** Lower-case names. */
-  headers: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
-}
-
 function ignore(): void {}
 
 /** One request, redirects followed (upstream-http.ts); resolves once the answer's head is in, its body unread. */
-export async function nodeHttpReply(target: string, req: NodeRequest, maxLineBytes?: number): Promise<UpstreamReply> {
+export async function nodeHttpReply(target: string, req: UpstreamRequest, maxLineBytes?: number): Promise<UpstreamReply> {
   return new NodeReply(await exchange(new UpstreamTarget(target), req), maxLineBytes);
 }
 

@@ -42,8 +42,6 @@ export function mayRetry(method: string, err: unknown): boolean {
   return (code !== undefined && NEVER_SENT.has(code)) || RETRY_SAFE_METHODS.has(method);
 }
 
-/** What a retry waits on: an AbortSignal or a CancelScope. */
-export type AbortLike = CallSignal;
 
 /**
  * Runs `attempt` for one request of `method`: a failure before any HTTP
@@ -51,12 +49,12 @@ export type AbortLike = CallSignal;
  * backoff when `mayRetry` allows it. HTTP error statuses are answers and are
  * never retried here; an aborted request is not retried either.
  */
-export function safeRetry<T>(method: string, opts: SafeRetryOptions, signal: AbortLike | undefined, attempt: () => Promise<T>): Promise<T> {
+export function safeRetry<T>(method: string, opts: SafeRetryOptions, signal: CallSignal | undefined, attempt: () => Promise<T>): Promise<T> {
   // The first attempt runs without an async frame around it: most calls never retry (issue 7).
   return attempt().catch((err: unknown) => retryAfter(err, method, opts, signal, attempt));
 }
 
-async function retryAfter<T>(first: unknown, method: string, opts: SafeRetryOptions, signal: AbortLike | undefined, attempt: () => Promise<T>): Promise<T> {
+async function retryAfter<T>(first: unknown, method: string, opts: SafeRetryOptions, signal: CallSignal | undefined, attempt: () => Promise<T>): Promise<T> {
   const retries = opts.retries ?? 5;
   const base = opts.baseDelayMs ?? 100;
   let err = first;
@@ -73,7 +71,7 @@ async function retryAfter<T>(first: unknown, method: string, opts: SafeRetryOpti
   }
 }
 
-function pause(ms: number, signal: AbortLike | undefined): Promise<void> {
+function pause(ms: number, signal: CallSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

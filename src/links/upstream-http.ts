@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import type { AbortLike } from './safe-retry.js';
+import type { CallSignal } from '../contracts/upstream.js';
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, and nothing
@@ -41,7 +41,7 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: string | Buffer;
   /** Aborting destroys the exchange: before the response the promise rejects with the reason, after it the body errors. */
-  signal?: AbortLike;
+  signal?: CallSignal;
 }
 
 /** Where requests go: a URL parsed once into node's request options. */
