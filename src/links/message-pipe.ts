@@ -14,4 +14,9 @@ export interface MessagePipe {
   /** Called once when the pipe ends for any reason (exit, stream drop, close()). */
   onClose(listener: (reason: string) => void): void;
   close(): Promise<void>;
+  /**
+   * False once the peer can take no more messages although onClose has not fired yet (a killed
+   * child whose stdout is still draining): no new call should be given to it.
+   */
+  readonly writable?: boolean;
 }

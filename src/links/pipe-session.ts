@@ -77,8 +77,9 @@ class PipeSession implements LegacyUpstreamSession {
     pipe.onClose((reason) => this.finish(reason));
   }
 
+  /** True once the pipe ended, or can take nothing more (a child that exited while its stdout drains). */
   get closed(): boolean {
-    return this.closeReason !== undefined;
+    return this.closeReason !== undefined || this.pipe.writable === false;
   }
 
   /** digest §4.1: initialize (never cancelled), then notifications/initialized. */

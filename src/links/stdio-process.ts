@@ -75,6 +75,11 @@ export class StdioProcess implements MessagePipe {
     return this.closeReason !== undefined;
   }
 
+  /** False once the child exited or its stdin closed, even while its last stdout lines drain. */
+  get writable(): boolean {
+    return this.closeReason === undefined && this.exitInfo === undefined && this.child.stdin.writable;
+  }
+
   /** True once close() was called: the exit that follows was asked for. */
   get closeRequested(): boolean {
     return this.closeRequestedFlag;
