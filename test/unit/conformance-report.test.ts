@@ -7,13 +7,14 @@ const row = (scenario: string, verdict: string, ok = true, extra: Record<string,
 describe('conformance report: each verdict reads distinctly', () => {
   it.each([
     [row('s', 'pass'), 'pass'],
-    [row('s', 'pass', false, { stale: ['fail:x'] }), '**pass** (unexplained)'],
+    [row('s', 'pass', false, { stale: ['fail:x'] }), 'pass (**stale baseline line**)'],
     [row('s', 'warning'), 'warning'],
-    [row('s', 'warning', false), '**warning** (unexplained)'],
+    [row('s', 'warning', false, { unexplained: ['warning:w'] }), '**warning** (unexplained)'],
     [row('s', 'not-scored'), 'not scored'],
-    [row('s', 'not-scored', false), '**not scored** (unexplained)'],
+    [row('s', 'not-scored', false, { unexplained: ['not-scored'] }), '**not scored** (unexplained)'],
     [row('s', 'expected-fail'), 'expected fail'],
-    [row('s', 'expected-fail', false), '**expected fail** (unexplained)'],
+    [row('s', 'expected-fail', false, { unexplained: ['warning:w'] }), '**expected fail** (unexplained)'],
+    [row('s', 'expected-fail', false, { stale: ['fail:y'] }), 'expected fail (**stale baseline line**)'],
     [row('s', 'fail', false), '**FAIL**'],
     [row('s', 'not-run'), 'not run'],
     [row('s', 'missing', false), '**MISSING**'],
@@ -34,7 +35,7 @@ describe('conformance report: each verdict reads distinctly', () => {
     const runs = [
       { id: 'x-direct', direction: 'd', transport: 't', spec: '2025-11-25', rows: [row('a', 'pass')], errors: [] },
       { id: 'l2m', direction: 'legacy → modern', transport: 'stdio', spec: '2025-11-25', rows: [row('a', 'pass'), row('b', 'not-scored'), row('c', 'not-run')], errors: [] },
-      { id: 'm2l', direction: 'modern → legacy', transport: 'http', spec: '2026-07-28', rows: [row('a', 'warning', false), row('d', 'expected-fail')], errors: ['boom'] },
+      { id: 'm2l', direction: 'modern → legacy', transport: 'http', spec: '2026-07-28', rows: [row('a', 'warning', false, { unexplained: ['warning:w'] }), row('d', 'expected-fail')], errors: ['boom'] },
     ];
     expect(readmeTable(runs)).toEqual([
       '| run | direction | transport | spec | pass | warning | not scored | expected fail | not run | unexplained |',

@@ -17,10 +17,11 @@ export const VERDICT_TEXT = {
 
 const cell = (s) => String(s ?? '').replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
-/** The table text for one row: its verdict, flagged when the baseline does not explain it. */
+/** The table text for one row: its verdict, flagged when the baseline does not explain it or holds a stale line for it. */
 export function verdictText(row) {
   const text = VERDICT_TEXT[row.verdict] ?? row.verdict;
   if (row.ok || text.startsWith('**')) return text;
+  if ((row.unexplained ?? []).length === 0) return `${text} (**stale baseline line**)`;
   return `**${text}** (unexplained)`;
 }
 
