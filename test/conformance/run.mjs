@@ -68,7 +68,7 @@ async function startTarget(run) {
 
 /** `--suite all` leaves extensions out: those the requirement set names run one by one, unless skipped. */
 async function serverRun(run, expected, skip) {
-  const extra = expected.filter((e) => e.requirement === 'not scored (extension)' && !skip.has(e.scenario)).map((e) => e.scenario);
+  const extra = expected.filter((e) => e.requirement === 'not_scored: extension' && !skip.has(e.scenario)).map((e) => e.scenario);
   const target = await startTarget(run);
   try {
     return await runServerScenarios({ url: target.url, spec: run.spec, outDir: path.join(OUT, run.id), extra });

@@ -44,8 +44,8 @@ describe('conformance requirements: reading a requirement set', () => {
   });
 
   it.each([
-    ['server', ['server-initialize:required', 'tools-list:required', 'server-sse-polling:not scored (pending)', 'tasks-lifecycle:not scored (extension)']],
-    ['client', ['initialize:required', 'auth/metadata-default:required', 'auth/dpop:not scored (extension)']],
+    ['server', ['server-initialize:required', 'tools-list:required', 'server-sse-polling:not_scored: pending', 'tasks-lifecycle:not_scored: extension']],
+    ['client', ['initialize:required', 'auth/metadata-default:required', 'auth/dpop:not_scored: extension']],
   ])('lists every %s scenario, scored first', (leg, expected) => {
     expect(scenariosOf(req, leg).map((e: { scenario: string; requirement: string }) => `${e.scenario}:${e.requirement}`)).toEqual(expected);
   });

@@ -46,11 +46,11 @@ export function readRequirements(file) {
 
 /**
  * Every scenario of one leg the set names, scored first:
- * `[{ scenario, requirement }]` where requirement is `required` or `not scored (<reason>)`.
+ * `[{ scenario, requirement }]` where requirement is `required` or `not_scored: <reason>` (the set's own words).
  */
 export function scenariosOf(req, leg) {
   return [
     ...[...req[leg]].map((scenario) => ({ scenario, requirement: 'required' })),
-    ...[...req.notScored].filter(([, v]) => v.leg === leg).map(([scenario, v]) => ({ scenario, requirement: `not scored (${v.reason})` })),
+    ...[...req.notScored].filter(([, v]) => v.leg === leg).map(([scenario, v]) => ({ scenario, requirement: `not_scored: ${v.reason}` })),
   ];
 }

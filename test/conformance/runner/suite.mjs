@@ -72,7 +72,12 @@ export async function runServerScenarios({ url, spec, outDir, extra = [], timeou
   const main = await runCli(['server', '--url', url, '--suite', 'all', '--spec-version', spec, '-o', outDir], timeoutMs);
   const results = readResults(outDir, 'server-');
   // `--suite all` exits 1 when any scenario has a FAILURE check, 0 otherwise (warnings do not count there).
-  const failed = (list) => +list.some((r) => r.checks.some((c) => c.status === 'FAILURE'));
+  // (A scenario that threw counts: the CLI records it as a FAILURE check it does not save.)
+  const failed = (list) => +list.some((r) => r.crash !== undefined || r.checks.some((c) => c.status === 'FAILURE'));
+  // A scenario that threw inside the CLI is announced on stdout but leaves no checks.json behind.
+  for (const [, scenario] of main.stdout.matchAll(/=== Running scenario: (\S+) ===/g)) {
+    if (!results.some((r) => r.scenario === scenario)) results.push({ scenario, checks: [], crash: 'the suite started the scenario but saved no result (see its stderr)' });
+  }
   const mainProblem = results.length === 0 ? `the suite saved no results (exit ${main.code ?? main.signal}): ${tail(main.stderr || main.stdout)}` : cliProblem(main, failed(results), timeoutMs);
   if (mainProblem) errors.push(mainProblem);
   for (const scenario of extra) {
