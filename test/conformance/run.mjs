@@ -4,23 +4,27 @@
 //   node test/conformance/run.mjs [run-id ...]     all runs, or only those named
 //   node test/conformance/run.mjs --list           the run ids
 // Each run starts its fixture and the bridge on 127.0.0.1, runs the suite,
-// stops everything and judges the results against baseline/<run>.txt. The
-// summary goes to results.md / results.json; the exit code is 1 only when a
-// scenario fails that its baseline does not list.
+// stops everything and judges every scenario as the suite would (runner/
+// verdict.mjs) against baseline/<run>.txt. Every scenario of the run's
+// requirement set must have run or be listed as skipped. The summary goes to
+// results.md / results.json; the exit code is 0 only when every non-pass is
+// explained by a baseline line, no baseline line is stale, and the suite's CLI
+// ended the way its saved checks say it should.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { judge, readBaseline } from './runner/baseline.mjs';
+import { excusesFor, readBaseline, skipped } from './runner/baseline.mjs';
+import { completeness } from './runner/completeness.mjs';
 import { BRIDGE_BIN, ROOT, fixtureCommand, startBridge, startHttpFixture, stop, stopAll } from './runner/processes.mjs';
-import { counts, writeReport } from './runner/report.mjs';
-import { readRequirements } from './runner/requirements.mjs';
+import { counts, summary, unexplainedText, writeReport } from './runner/report.mjs';
+import { readRequirements, scenariosOf } from './runner/requirements.mjs';
 import { SUITE_VERSION, ensureSuite } from './runner/suite-install.mjs';
 import { runClientScenario, runServerScenarios } from './runner/suite.mjs';
+import { judge } from './runner/verdict.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const OUT = path.join(ROOT, '.conformance', 'results');
 const DRIVER = path.join(HERE, 'runner', 'client-driver.mjs');
-const WITH_EXTENSIONS = process.env.CONFORMANCE_EXTENSIONS === '1';
 
 /**
  * Every run. `fixture` + `transport` + `bridge` say what the suite talks to;
@@ -40,17 +44,7 @@ const RUNS = [
   { id: 'client-2025-via-modern-client', kind: 'client', spec: '2025-11-25', driver: 'modern', transport: 'streamable-http', direction: 'modern client (SDK v2) → legacy server', title: 'Client scenarios: the suite plays a 2025-11-25 server; an SDK v2 client reaches it through the bridge.' },
 ];
 
-/** Client scenarios that are not about what a bridge sends: an OAuth client is out of this project's scope. */
-const OUT_OF_SCOPE_CLIENT = /^auth\//;
-const OUT_OF_SCOPE_REASON = 'out of scope: OAuth client flows (the bridge sends static --header credentials upstream; it is not an OAuth client)';
-
 const log = (msg) => process.stderr.write(`conformance: ${msg}\n`);
-
-function scoredLabel(req, leg, scenario) {
-  if (req[leg].has(scenario)) return 'required';
-  const ns = req.notScored.get(scenario);
-  return ns ? `not scored (${ns.reason})` : 'not in the requirement set';
-}
 
 /** Starts what the suite talks to; resolves with its URL and the processes to stop. */
 async function startTarget(run) {
@@ -72,54 +66,62 @@ async function startTarget(run) {
   }
 }
 
-async function serverRun(run, req) {
-  const extensions = [...req.notScored].filter(([, v]) => v.leg === 'server' && v.reason === 'extension').map(([k]) => k);
+/** `--suite all` leaves extensions out: those the requirement set names run one by one, unless skipped. */
+async function serverRun(run, expected, skip) {
+  const extra = expected.filter((e) => e.requirement === 'not_scored: extension' && !skip.has(e.scenario)).map((e) => e.scenario);
   const target = await startTarget(run);
   try {
-    const results = await runServerScenarios({ url: target.url, spec: run.spec, outDir: path.join(OUT, run.id), extra: WITH_EXTENSIONS ? extensions : [] });
-    const notRun = WITH_EXTENSIONS ? [] : extensions.map((scenario) => ({ scenario, notRun: 'extension, out of scope (CONFORMANCE_EXTENSIONS=1 runs it)' }));
-    return { results, notRun };
+    return await runServerScenarios({ url: target.url, spec: run.spec, outDir: path.join(OUT, run.id), extra });
   } finally {
     for (const p of target.procs) await stop(p);
   }
 }
 
-async function clientRun(run, req) {
-  const all = [...req.client, ...[...req.notScored].filter(([, v]) => v.leg === 'client').map(([k]) => k)];
+async function clientRun(run, expected, skip) {
   const results = [];
-  const notRun = [];
-  for (const scenario of all) {
-    if (OUT_OF_SCOPE_CLIENT.test(scenario)) {
-      notRun.push({ scenario, notRun: OUT_OF_SCOPE_REASON });
-      continue;
-    }
-    const command = `"${process.execPath}" "${DRIVER}" ${run.driver}`;
+  const command = `"${process.execPath}" "${DRIVER}" ${run.driver}`;
+  for (const { scenario } of expected) {
+    if (skip.has(scenario)) continue;
     results.push(await runClientScenario({ scenario, spec: run.spec, command, outDir: path.join(OUT, run.id, scenario.replace(/\//g, '_')) }));
   }
-  return { results, notRun };
+  return { results, errors: [] };
 }
 
+/** Runs one run and judges every scenario; never throws (a broken run is a row of errors). */
 async function execute(run) {
-  const req = readRequirements(SUITE.requirements(run.spec));
-  const leg = run.kind === 'server' ? 'server' : 'client';
-  const baseline = readBaseline(path.join(HERE, 'baseline', `${run.id}.txt`));
   const started = Date.now();
-  let error;
+  const errors = [];
+  let entries = [];
   let results = [];
-  let notRun = [];
+  let expected = [];
   try {
-    ({ results, notRun } = await (run.kind === 'server' ? serverRun : clientRun)(run, req));
+    entries = readBaseline(path.join(HERE, 'baseline', `${run.id}.txt`));
+    expected = scenariosOf(readRequirements(SUITE.requirements(run.spec)), run.kind);
+    const out = await (run.kind === 'server' ? serverRun : clientRun)(run, expected, skipped(entries));
+    results = out.results;
+    errors.push(...out.errors);
   } catch (err) {
-    error = err.message;
+    errors.push(err.message);
   }
-  const rows = [
-    ...results.map((r) => ({ ...r, scored: scoredLabel(req, leg, r.scenario), ...judge(r, baseline) })),
-    ...notRun.map((n) => ({ scenario: n.scenario, scored: scoredLabel(req, leg, n.scenario), verdict: 'not-run', reason: n.notRun, failedChecks: [], stale: [] })),
-  ];
+  const requirementOf = new Map(expected.map((e) => [e.scenario, e.requirement]));
+  const skip = skipped(entries);
+  const rows = results.map((r) => ({
+    scenario: r.scenario,
+    requirement: requirementOf.get(r.scenario) ?? 'not in the requirement set',
+    checks: r.checks.length,
+    ...judge(r, excusesFor(entries, r.scenario)),
+  }));
+  for (const [scenario, reason] of skip) {
+    if (!results.some((r) => r.scenario === scenario) && requirementOf.has(scenario)) rows.push({ scenario, requirement: requirementOf.get(scenario), verdict: 'not-run', reason, ok: true });
+  }
+  const { missing, unknown } = completeness({ required: expected.map((e) => e.scenario), ran: results.map((r) => r.scenario), entries });
+  for (const scenario of missing) rows.push({ scenario, requirement: requirementOf.get(scenario), verdict: 'missing', ok: false });
+  for (const e of unknown) errors.push(`baseline/${run.id}.txt:${e.line}: ${e.scenario} is neither in the ${run.spec} requirement set nor run`);
   const c = counts(rows);
-  log(`${run.id}: ${c.pass} pass, ${c.expected} expected failures, ${c.unexpected} unexpected, ${c['not-run']} not run (${((Date.now() - started) / 1000).toFixed(1)} s)${error ? ` — ERROR: ${error.split('\n')[0]}` : ''}`);
-  for (const row of rows.filter((r) => r.verdict === 'unexpected')) log(`  FAIL ${row.scenario}: ${[row.clientError, ...row.failedChecks.map((f) => `${f.id}: ${f.message}`)].filter(Boolean).join('; ').slice(0, 300)}`);
-  return { id: run.id, title: run.title, direction: run.direction, transport: run.transport, spec: run.spec, rows, ...(error ? { error } : {}) };
+  log(`${run.id}: ${summary(c)} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  for (const row of rows.filter((r) => !r.ok)) log(`  ${row.verdict.toUpperCase()} ${row.scenario}: ${unexplainedText(row).slice(0, 300)}`);
+  for (const e of errors) log(`  ERROR ${e.split('\n')[0]}`);
+  return { id: run.id, title: run.title, direction: run.direction, transport: run.transport, spec: run.spec, rows, errors };
 }
 
 let SUITE;
@@ -146,9 +148,9 @@ async function main() {
   for (const run of selected) runs.push(await execute(run));
   const seconds = Math.round((Date.now() - started) / 1000);
   writeReport({ mdPath: path.join(HERE, 'results.md'), jsonPath: path.join(HERE, 'results.json'), suiteVersion: SUITE_VERSION, runs, partial: args.length > 0, seconds });
-  const unexpected = runs.reduce((n, r) => n + counts(r.rows).unexpected + (r.error ? 1 : 0), 0);
-  log(`${unexpected === 0 ? 'ok' : `${unexpected} unexpected failure(s)`}; see test/conformance/results.md (${seconds} s)`);
-  return unexpected === 0 ? 0 : 1;
+  const unexplained = runs.reduce((n, r) => n + counts(r.rows).unexplained + r.errors.length, 0);
+  log(`${unexplained === 0 ? 'ok: every non-pass is explained by its baseline' : `${unexplained} unexplained result(s) or error(s)`}; see test/conformance/results.md (${seconds} s)`);
+  return unexplained === 0 ? 0 : 1;
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stopAll().finally(() => process.exit(130)));

@@ -7,6 +7,8 @@
 // `legacy` is SDK v1 (initialize over Streamable HTTP), `modern` is SDK v2
 // pinned to 2026-07-28. The suite sets MCP_CONFORMANCE_SCENARIO and, for some
 // scenarios, MCP_CONFORMANCE_CONTEXT (the exact tool calls to make).
+// Exit code: 0 only when every step (connect, list, call, read, get) worked;
+// the suite fails a non-zero exit unless the scenario allows client errors.
 import { startBridge, stop } from './processes.mjs';
 
 const [mode, rawUrl] = process.argv.slice(2);
@@ -72,12 +74,16 @@ async function modernClient(url) {
   return client;
 }
 
-/** Runs one step; a failed step is logged and the drive goes on (the scenario's checks judge it). */
+/** Steps that failed: any makes the driver exit 1, which the suite counts unless the scenario allows client errors. */
+const failedSteps = [];
+
+/** Runs one step; a failed step is logged and recorded, and the drive goes on so the scenario's checks see the rest. */
 async function step(label, fn) {
   try {
     return await fn();
   } catch (err) {
     log(`${label} failed: ${err.message}`);
+    failedSteps.push(label);
     return undefined;
   }
 }
@@ -97,7 +103,10 @@ const DRIVES = {
     const tools = (await step('tools/list', () => client.listTools()))?.tools ?? [];
     const focal = tools.find((t) => t.name === 'json_schema_2020_12_tool');
     if (focal) await step('tools/call json_schema_echo', () => client.callTool({ name: 'json_schema_echo', arguments: { schema: focal.inputSchema } }));
-    else log('json_schema_2020_12_tool is not listed');
+    else {
+      log('json_schema_2020_12_tool is not listed');
+      failedSteps.push('find json_schema_2020_12_tool');
+    }
   },
 };
 
@@ -137,6 +146,10 @@ async function main() {
     client = await (mode === 'legacy' ? legacyClient : modernClient)(bridge.url);
     const drive = Array.isArray(context.toolCalls) ? explicitCalls : (DRIVES[scenario] ?? exerciseAll);
     await drive(client);
+    if (failedSteps.length > 0) {
+      log(`${failedSteps.length} step(s) failed: ${failedSteps.join(', ')}`);
+      code = 1;
+    }
   } catch (err) {
     log(`connect failed: ${err.message}`);
     code = 1;

@@ -14,14 +14,16 @@ export const FIXTURES = {
 
 const live = new Set();
 
-/** Spawns a child whose stderr is kept (last 64 KiB) for diagnostics. */
+/** Spawns a child whose stderr (and stdout with `stdout: 'pipe'`) is kept, the last 1 MiB, for diagnostics. */
 export function start(command, args, { env = {}, stdout = 'ignore' } = {}) {
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'pipe'] });
-  const proc = { child, stderr: '', exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))) };
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk) => {
-    proc.stderr = (proc.stderr + chunk).slice(-65536);
-  });
+  const proc = { child, stderr: '', stdout: '', exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))) };
+  for (const name of stdout === 'pipe' ? ['stderr', 'stdout'] : ['stderr']) {
+    child[name].setEncoding('utf8');
+    child[name].on('data', (chunk) => {
+      proc[name] = (proc[name] + chunk).slice(-1_048_576);
+    });
+  }
   live.add(proc);
   void proc.exited.then(() => live.delete(proc));
   return proc;

@@ -1,6 +1,7 @@
 // Runs the suite's CLI (server or client mode) and reads what it saved: one
-// `checks.json` per scenario. A scenario fails when any check is FAILURE, or
-// (client mode) when the client under test exited with an error or timed out.
+// `checks.json` per scenario. The CLI's own exit code and the runner's timeout
+// are checked against those checks, so a CLI that dies, hangs or disagrees
+// with what it saved shows up as an error instead of a quiet pass.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { start } from './processes.mjs';
@@ -8,12 +9,22 @@ import { SUITE } from './suite-install.mjs';
 
 const TIMESTAMP = /-\d{4}-\d{2}-\d{2}T[\d-]+Z$/;
 
-function summarize(scenario, checks, clientError) {
-  const failedChecks = checks.filter((c) => c.status === 'FAILURE').map((c) => ({ id: c.id, message: c.errorMessage ?? c.description ?? '' }));
-  const warnings = checks.filter((c) => c.status === 'WARNING').map((c) => ({ id: c.id, message: c.errorMessage ?? c.description ?? '' }));
-  const fail = failedChecks.length > 0 || clientError !== undefined;
-  return { scenario, status: fail ? 'fail' : 'pass', checks: checks.length, failedChecks, warnings, ...(clientError ? { clientError } : {}) };
-}
+/**
+ * Client scenarios whose class sets `allowClientError` in the suite
+ * (0.2.0-alpha.12, dist/index.js): the client is expected to refuse something
+ * and may exit non-zero. Every other client scenario requires exit code 0.
+ * Each run cross-checks this table against what the CLI printed.
+ */
+export const ALLOWS_CLIENT_ERROR = new Set([
+  'http-invalid-tool-headers',
+  'auth/scope-retry-limit',
+  'auth/resource-mismatch',
+  'auth/iss-supported-missing',
+  'auth/iss-wrong-issuer',
+  'auth/iss-unexpected',
+  'auth/iss-normalized',
+  'auth/metadata-issuer-mismatch',
+]);
 
 /** Every `<prefix><scenario>-<timestamp>/checks.json` under `dir`. */
 function readResults(dir, prefix) {
@@ -24,40 +35,100 @@ function readResults(dir, prefix) {
 }
 
 async function runCli(args, timeoutMs) {
-  const proc = start(SUITE.node, [SUITE.cli, ...args]);
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), timeoutMs);
+  const proc = start(SUITE.node, [SUITE.cli, ...args], { stdout: 'pipe' });
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    proc.child.kill('SIGKILL');
+  }, timeoutMs);
   const { code, signal } = await proc.exited;
   clearTimeout(timer);
-  return { code, signal, stderr: proc.stderr };
+  return { code, signal, killed, stderr: proc.stderr, stdout: proc.stdout };
+}
+
+const tail = (text) => text.trim().split('\n').slice(-5).join(' / ').slice(-600);
+
+/**
+ * What is wrong with how the CLI ended, or undefined: killed at the runner's
+ * timeout, ended by a signal, or an exit code other than `expected` (the code
+ * its saved checks imply).
+ */
+export function cliProblem(run, expected, timeoutMs) {
+  if (run.killed) return `the suite CLI did not finish within ${timeoutMs} ms and was killed`;
+  if (run.code === null) return `the suite CLI was ended by ${run.signal}`;
+  if (run.code !== expected) return `the suite CLI exited ${run.code} where its saved checks imply ${expected}: ${tail(run.stderr || run.stdout)}`;
+  return undefined;
 }
 
 /**
  * Server scenarios of revision `spec` against `url`: everything the suite
  * applies at that revision (`--suite all --spec-version`, which leaves out
  * extensions), plus each scenario in `extra` run on its own with `--force`.
+ * Resolves `{ results: [{ scenario, checks }], errors: [message] }`.
  */
-export async function runServerScenarios({ url, spec, outDir, extra = [] }) {
+export async function runServerScenarios({ url, spec, outDir, extra = [], timeoutMs = 300_000 }) {
   rmSync(outDir, { recursive: true, force: true });
-  const main = await runCli(['server', '--url', url, '--suite', 'all', '--spec-version', spec, '-o', outDir], 180_000);
-  for (const scenario of extra) await runCli(['server', '--url', url, '--scenario', scenario, '--spec-version', spec, '--force', '-o', outDir], 60_000);
-  const results = readResults(outDir, 'server-').map((r) => summarize(r.scenario, r.checks));
-  if (results.length === 0) throw new Error(`the suite saved no results (exit ${main.code ?? main.signal}):\n${main.stderr.slice(-2000)}`);
-  return results;
+  const errors = [];
+  const main = await runCli(['server', '--url', url, '--suite', 'all', '--spec-version', spec, '-o', outDir], timeoutMs);
+  const results = readResults(outDir, 'server-');
+  // `--suite all` exits 1 when any scenario has a FAILURE check, 0 otherwise (warnings do not count there).
+  // (A scenario that threw counts: the CLI records it as a FAILURE check it does not save.)
+  const failed = (list) => +list.some((r) => r.crash !== undefined || r.checks.some((c) => c.status === 'FAILURE'));
+  // A scenario that threw inside the CLI is announced on stdout but leaves no checks.json behind.
+  for (const [, scenario] of main.stdout.matchAll(/=== Running scenario: (\S+) ===/g)) {
+    if (!results.some((r) => r.scenario === scenario)) results.push({ scenario, checks: [], crash: 'the suite started the scenario but saved no result (see its stderr)' });
+  }
+  const mainProblem = results.length === 0 ? `the suite saved no results (exit ${main.code ?? main.signal}): ${tail(main.stderr || main.stdout)}` : cliProblem(main, failed(results), timeoutMs);
+  if (mainProblem) errors.push(mainProblem);
+  for (const scenario of extra) {
+    const dir = path.join(outDir, 'forced');
+    const one = await runCli(['server', '--url', url, '--scenario', scenario, '--spec-version', spec, '--force', '-o', dir], 60_000);
+    const saved = readResults(dir, 'server-').filter((r) => r.scenario === scenario);
+    if (saved.length === 0) results.push({ scenario, checks: [], crash: `the suite saved no result (exit ${one.code ?? one.signal}): ${tail(one.stderr || one.stdout)}` });
+    else {
+      const problem = cliProblem(one, failed(saved), 60_000);
+      results.push({ ...saved[0], ...(problem ? { harness: [problem] } : {}) });
+    }
+  }
+  return { results, errors };
 }
 
-/** One client scenario: the suite plays the server, `command` is the client under test. */
+/**
+ * How the client under test ended, from the CLI's stderr: `{ exitCode, timedOut }`
+ * plus `flagged`, whether the CLI called the exit an error (it does not when
+ * the scenario allows client errors).
+ */
+export function clientOutcome(stderr) {
+  const exited = /Client exited with code (-?\d+)/.exec(stderr);
+  return {
+    exitCode: exited ? Number(exited[1]) : 0,
+    timedOut: /Client timed out after|CLIENT TIMED OUT/.test(stderr),
+    flagged: /CLIENT EXITED WITH ERROR/.test(stderr),
+  };
+}
+
+/**
+ * One client scenario: the suite plays the server, `command` is the client
+ * under test. Resolves `{ scenario, checks, client, allowsClientError, crash?, harness? }`.
+ */
 export async function runClientScenario({ scenario, spec, command, outDir, timeoutMs = 20_000 }) {
   rmSync(outDir, { recursive: true, force: true });
-  const run = await runCli(['client', '--command', command, '--scenario', scenario, '--spec-version', spec, '--timeout', String(timeoutMs), '-o', outDir], timeoutMs + 30_000);
+  const cliTimeout = timeoutMs + 30_000;
+  const run = await runCli(['client', '--command', command, '--scenario', scenario, '--spec-version', spec, '--timeout', String(timeoutMs), '-o', outDir], cliTimeout);
   const [saved] = readResults(outDir, '');
-  const clientError = /CLIENT TIMED OUT/.test(run.stderr)
-    ? `the client timed out after ${timeoutMs} ms`
-    : /CLIENT EXITED WITH ERROR/.test(run.stderr)
-      ? 'the client exited with an error'
-      : undefined;
+  const allowsClientError = ALLOWS_CLIENT_ERROR.has(scenario);
   if (!saved) {
-    const why = run.stderr.split('\n').find((l) => /error/i.test(l)) ?? `exit ${run.code ?? run.signal}`;
-    return summarize(scenario, [], `the suite could not run the scenario: ${why.trim()}`);
+    const why = run.killed ? `killed after ${cliTimeout} ms` : tail(run.stdout.includes('SKIPPED') ? run.stdout : run.stderr || run.stdout);
+    return { scenario, checks: [], allowsClientError, crash: `the suite saved no result (exit ${run.code ?? run.signal}): ${why}` };
   }
-  return summarize(scenario, saved.checks, clientError);
+  const client = clientOutcome(run.stderr);
+  const harness = [];
+  if (client.exitCode !== 0 && !client.timedOut && client.flagged === allowsClientError) {
+    harness.push(`the suite ${client.flagged ? 'does not allow' : 'allows'} a client error here, ALLOWS_CLIENT_ERROR in runner/suite.mjs says the opposite`);
+  }
+  // Single client scenarios exit 1 on a FAILURE or WARNING check, a timeout, or a client error it does not allow.
+  const failing = saved.checks.some((c) => c.status === 'FAILURE' || c.status === 'WARNING') || client.timedOut || (client.exitCode !== 0 && !allowsClientError);
+  const problem = cliProblem(run, +failing, cliTimeout);
+  if (problem) harness.push(problem);
+  return { scenario, checks: saved.checks, client, allowsClientError, ...(harness.length ? { harness } : {}) };
 }
