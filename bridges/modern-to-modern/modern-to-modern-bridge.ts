@@ -28,7 +28,8 @@ type Result = Record<string, unknown>;
 /**
  * Serves 2026-07-28 clients from a 2026-07-28 server: a stateless relay across
  * transports. Params and results pass untouched (`requestState` included, DESIGN
- * "Where parked calls live"); the only edit is dropping tools with invalid
+ * "Where parked calls live"); the only edits are a `resultType: "complete"`
+ * where the upstream left it out (digest §1.6), and dropping tools with invalid
  * `x-mcp-header` from `tools/list` for HTTP clients (digest §5.8).
  */
 export class ModernToModernBridge implements ModernHandler {
@@ -80,6 +81,9 @@ export class ModernToModernBridge implements ModernHandler {
       // Shutdown ends listens gracefully (digest §1.8 "Ending a subscription").
       outcome = { result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_KEY]: req.id } } };
     }
+    // digest §1.6: a client reads a missing resultType as "complete", and every result the bridge serves
+    // MUST carry one, so a modern client never has to guess (the suite's sep-2322 client scenario).
+    if ('result' in outcome && outcome.result.resultType === undefined) outcome = { result: { resultType: 'complete', ...outcome.result } };
     if (req.method === 'tools/list' && 'result' in outcome) {
       const shown = this.#toolsList(outcome.result, ctx);
       if (shown !== outcome.result) outcome = { result: shown };

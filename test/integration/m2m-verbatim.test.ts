@@ -19,6 +19,7 @@ const META = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcont
 /** Raw reply texts by tool name; `{id}` is replaced with the request's id (JSON). */
 const TOOL_REPLIES: Record<string, string> = {
   exact: '{ "result" : {"resultType":"complete","content":[{"type":"text","text":"kept"}],"x-vendor":{"b":1,"a":2}} , "id":{id}, "jsonrpc":"2.0", "x-top":true }',
+  'no-result-type': '{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"bare"}]}}',
   'other-id': '{"jsonrpc":"2.0","id":"not-yours","result":{"resultType":"complete","content":[{"type":"text","text":"moved"}]}}',
 };
 
@@ -96,6 +97,12 @@ describe('modern-to-modern relays unchanged responses byte for byte', () => {
     const r = await callTool(8, 'other-id');
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ jsonrpc: '2.0', id: 8, result: { resultType: 'complete', content: [{ type: 'text', text: 'moved' }] } });
+  });
+
+  it('a result without resultType reaches the client as "complete", the rest of it unchanged', async () => {
+    const r = await callTool(11, 'no-result-type');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ jsonrpc: '2.0', id: 11, result: { resultType: 'complete', content: [{ type: 'text', text: 'bare' }] } });
   });
 
   it('a plain request reaches the upstream as the client wrote it; one with other members is serialized from its parse', async () => {
