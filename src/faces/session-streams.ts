@@ -92,12 +92,14 @@ export class SessionStreams implements StreamHost {
     }
     if (found === 'evicted') {
       const stream = this.#get?.no === at.stream ? this.#get : this.#running?.get(at.stream);
+      this.sse.logger?.debug('sse.resume.restart', { stream: at.stream, running: stream !== undefined });
       if (stream) stream.resume(res, []);
       else endAtOnce(res, this.sse, []);
       return undefined;
     }
     const stream = found.stream;
     const missed = this.#store!.after(at.seq, stream);
+    this.sse.logger?.debug('sse.resume', { stream: at.stream, replayed: missed.length });
     if (stream.kind === 'get') this.#get!.resume(res, missed);
     else if (!stream.ended) stream.resume(res, missed);
     else endAtOnce(res, this.sse, missed);
