@@ -166,14 +166,28 @@ describe('resumable streams in front of a 2026-07-28 server (default store)', ()
     }
   });
 
+  it('the store goes with its session: after DELETE a Last-Event-ID of it finds nothing (404)', async () => {
+    const s = await RawSession.open(mcp);
+    const call = await s.call(1, 'progress', { steps: 3 }, 'tok');
+    await call.ended;
+    const del = await fetch(mcp, { method: 'DELETE', headers: s.headers() });
+    expect(del.status).toBe(200);
+    const r = await s.get(lastId(call));
+    await r.ended;
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.text).error.code).toBe(-32001);
+  });
+
   it('an SDK v1 client whose connections are cut mid-call reconnects with Last-Event-ID and gets every progress step and the result', async () => {
     const proxy = await FaultProxy.start(Number(new URL(bridge.url).port));
     const client = new Client({ name: 'resume-v1', version: '1.0.0' });
     try {
+      const errors: string[] = [];
+      client.onerror = (err) => errors.push(err.message);
       await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
       const seen: number[] = [];
       let cut: Promise<void> | undefined;
-      const result = await client.callTool({ name: 'progress', arguments: { steps: 30 } }, undefined, {
+      const result = await client.callTool({ name: 'progress', arguments: { steps: 100 } }, undefined, {
         onprogress: (p) => {
           seen.push(p.progress);
           if (p.progress === 3) cut = proxy.stop().then(() => proxy.start());
@@ -181,8 +195,10 @@ describe('resumable streams in front of a 2026-07-28 server (default store)', ()
       });
       await cut;
       expect(cut).toBeDefined();
-      expect(seen).toEqual(range(30));
-      expect((result.content as Array<{ text: string }>)[0].text).toBe('done 30 steps');
+      // The client saw its POST stream break, and still got every step once and the result.
+      expect(errors.some((m) => /SSE stream disconnected/.test(m))).toBe(true);
+      expect(seen).toEqual(range(100));
+      expect((result.content as Array<{ text: string }>)[0].text).toBe('done 100 steps');
     } finally {
       await client.close();
       await proxy.stop();
@@ -209,7 +225,7 @@ describe('the store bound (--event-store-max 5)', () => {
     const observer = await RawSession.open(mcp);
     const driver = await RawSession.open(mcp);
     // A long call, primed, whose connection drops at once.
-    const slow = await observer.call(1, 'slow', { ms: 4_000 });
+    const slow = await observer.call(1, 'slow', { ms: 8_000 });
     expect(await slow.until((c) => c.events.length >= 1)).toBe(true);
     const slowPriming = slow.events[0].id!;
     slow.drop();
@@ -239,7 +255,7 @@ describe('the store bound (--event-store-max 5)', () => {
     await resumedCall.ended;
     expect(resumedCall.status).toBe(200);
     expect(resumedCall.messages).toHaveLength(1);
-    expect(resultOf(resumedCall, 1).result.content[0].text).toBe('slept 4000');
+    expect(resultOf(resumedCall, 1).result.content[0].text).toBe('slept 8000');
 
     // Older than the store, POST stream finished: nothing is left to carry, the stream ends at once (no id: no loop of retries).
     const gone = await observer.get(slowPriming);
@@ -315,6 +331,8 @@ describe('resumable streams in front of server-everything over stdio', () => {
     const proxy = await FaultProxy.start(Number(new URL(bridge.url).port));
     const client = new Client({ name: 'resume-v1', version: '1.0.0' });
     try {
+      const errors: string[] = [];
+      client.onerror = (err) => errors.push(err.message);
       await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
       const seen: number[] = [];
       let cut: Promise<void> | undefined;
@@ -326,6 +344,7 @@ describe('resumable streams in front of server-everything over stdio', () => {
       });
       await cut;
       expect(cut).toBeDefined();
+      expect(errors.some((m) => /SSE stream disconnected/.test(m))).toBe(true);
       expect(seen).toEqual(range(15));
       expect((result.content as Array<{ text: string }>)[0].text).toMatch(/Long running operation completed/);
     } finally {
