@@ -63,7 +63,8 @@ const DEFAULT_EVENT_STORE_MAX = 1000;
 /**
  * The server side of 2025-03-26…2025-11-25 Streamable HTTP (digest §4.3):
  * sessions minted at initialize, POST replies as JSON or SSE, one standalone
- * GET stream per session, DELETE, and idle expiry.
+ * GET stream per session, streams resumed by GET + Last-Event-ID
+ * (session-streams.ts), DELETE, and idle expiry.
  */
 export class StreamableHttpSessions {
   private readonly sessions = new Map<string, HttpSession>();
