@@ -31,6 +31,7 @@ export interface CliFlags {
   maxParked?: string;
   maxListens?: string;
   maxQueued?: string;
+  eventStoreMax?: string;
   requestStateTtl?: string;
   requestStateKey?: string;
   maxInputRounds?: string;
@@ -97,6 +98,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     maxParkedCalls: int(flags.maxParked, '--max-parked', DEFAULT_OPTIONS.maxParkedCalls, 1),
     maxListens: int(flags.maxListens, '--max-listens', DEFAULT_OPTIONS.maxListens, 1),
     poolMaxQueued: int(flags.maxQueued, '--max-queued', DEFAULT_OPTIONS.poolMaxQueued, 0),
+    eventStoreMax: int(flags.eventStoreMax, '--event-store-max', DEFAULT_OPTIONS.eventStoreMax, 0),
     requestStateTtlMs: int(flags.requestStateTtl, '--request-state-ttl', DEFAULT_OPTIONS.requestStateTtlMs, 1),
     requestStateKey,
     maxInputRounds: int(flags.maxInputRounds, '--max-input-rounds', DEFAULT_OPTIONS.maxInputRounds, 1),

@@ -53,6 +53,8 @@ export interface BridgeOptions {
   maxListens: number;
   /** Calls waiting for a pooled upstream session at most; one more is answered -32603 at once. */
   poolMaxQueued: number;
+  /** SSE events kept per Streamable HTTP session for `Last-Event-ID` resumption; 0: no event ids. */
+  eventStoreMax: number;
   /** Comment heartbeat period on SSE streams. */
   heartbeatMs: number;
   /** Time-to-live of a parked MRTR call (modern client, legacy server). */
@@ -91,6 +93,7 @@ export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
   maxParkedCalls: 1000,
   maxListens: 1000,
   poolMaxQueued: 1000,
+  eventStoreMax: 1000,
   heartbeatMs: 15_000,
   requestStateTtlMs: 5 * 60_000,
   maxInputRounds: 10,

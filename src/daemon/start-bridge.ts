@@ -111,6 +111,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     maxBodyBytes: opts.maxBodyBytes,
     maxHeaderBytes: opts.maxHeaderBytes,
     maxSessions: opts.maxSessions,
+    eventStoreMax: opts.eventStoreMax,
     heartbeatMs: opts.heartbeatMs,
     sessionIdleMs: opts.sessionIdleMs,
     debugStats: opts.debugStats ? debugStats(stats) : undefined,

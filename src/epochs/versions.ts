@@ -42,4 +42,6 @@ export const LEGACY_FEATURES = {
   elicitation: (v: string) => v >= '2025-06-18',
   urlElicitation: (v: string) => v >= '2025-11-25',
   samplingTools: (v: string) => v >= '2025-11-25',
+  /** SSE priming events (id + empty data) and `retry` (SEP-1699, digest §4.3 table). */
+  ssePriming: (v: string) => v >= '2025-11-25',
 } as const;

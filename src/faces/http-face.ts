@@ -35,6 +35,8 @@ export interface HttpFaceOptions {
   maxJsonDepth?: number;
   /** Downstream legacy sessions at most, all transports together; one more initialize gets 503. */
   maxSessions?: number;
+  /** SSE events kept per Streamable HTTP session for Last-Event-ID (default 1000; 0: none). */
+  eventStoreMax?: number;
   /** When set, `GET /debug/stats` (behind the same gate as every route) answers this object as JSON (`--debug-stats`). */
   debugStats?: () => Record<string, unknown>;
 }
@@ -90,6 +92,7 @@ export class HttpFace {
       allowOrigins: opts.allowOrigins,
       inputTimeoutMs: opts.inputTimeoutMs,
       sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS),
+      eventStoreMax: opts.eventStoreMax,
       maxMessageBytes: opts.maxBodyBytes,
       maxJsonDepth: opts.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
       gate: (req) => gate.check(req.headers),

@@ -4,12 +4,20 @@ import { verbatimText } from '../jsonrpc/verbatim.js';
 import type { Logger } from '../log.js';
 import { SseStream } from './sse-stream.js';
 
+/** The SSE form of a reply: a plain SseStream, or a stream that outlives its connection (resumable-stream.ts). */
+export interface ReplyStream {
+  send(msg: JSONRPCMessage): boolean;
+  end(): void;
+}
+
 export interface LazySseReplyOptions {
   heartbeatMs: number;
   /** Headers sent with the reply whichever form it takes (e.g. `mcp-session-id`). */
   headers?: Record<string, string>;
   /** Where a stream closed for a client that stopped reading is logged (sse-stream.ts). */
   logger?: Logger;
+  /** Builds the SSE form on `res`; a plain SseStream when absent. */
+  openStream?: (res: ServerResponse) => ReplyStream;
 }
 
 /**
@@ -18,7 +26,7 @@ export interface LazySseReplyOptions {
  * that ends after the response (digest §2.3, §4.3).
  */
 export class LazySseReply {
-  private stream: SseStream | undefined;
+  private stream: ReplyStream | undefined;
   private finished = false;
   private dropped = false;
   /** Built on the first listener: most replies finish without one (issue 7, memory per open listen). */
@@ -27,7 +35,6 @@ export class LazySseReply {
   constructor(private readonly res: ServerResponse, private readonly opts: LazySseReplyOptions) {
     res.on('close', () => {
       if (this.finished) return;
-      this.finished = true;
       this.dropped = true;
       const listeners = this.dropListeners;
       this.dropListeners = undefined;
@@ -42,14 +49,23 @@ export class LazySseReply {
 
   /** False after `finish()` or once the client has gone. */
   get open(): boolean {
-    return !this.finished && !this.res.destroyed;
+    return !this.finished && !this.dropped && !this.res.destroyed;
   }
 
-  /** Writes a message before the final response; the first call switches the reply to SSE. False when the reply is gone. */
+  /**
+   * Writes a message before the final response; the first call switches the
+   * reply to SSE. False when it cannot be delivered (once on SSE, the stream
+   * decides: a resumable one keeps messages for a client that is away).
+   */
   send(msg: JSONRPCMessage): boolean {
+    if (this.stream) return !this.finished && this.stream.send(msg);
     if (!this.open) return false;
-    this.stream ??= new SseStream(this.res, this.opts);
-    return this.stream.send(msg);
+    return this.begin().send(msg);
+  }
+
+  /** Switches to SSE now, before anything is written (a call that outlasts the JSON window). */
+  startStream(): void {
+    if (!this.stream && this.open) this.begin();
   }
 
   /**
@@ -59,9 +75,17 @@ export class LazySseReply {
    * `status` applies to a JSON reply only: once on SSE, 200 has been sent.
    */
   finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined, status = 200): void {
-    if (!this.open) return;
+    if (this.finished) return;
     this.finished = true;
-    if (!this.stream && answer !== undefined) {
+    const messages = answer === undefined ? [] : Array.isArray(answer) ? answer : [answer];
+    if (this.stream) {
+      // The stream may outlive a dropped connection: it takes the answer either way.
+      for (const m of messages) this.stream.send(m);
+      this.stream.end();
+      return;
+    }
+    if (this.dropped || this.res.destroyed) return;
+    if (answer !== undefined) {
       // An upstream response relayed unchanged goes out as the upstream sent it (jsonrpc/verbatim.ts).
       const body = verbatimText(answer) ?? JSON.stringify(answer);
       // A known length spares the chunked framing (one write instead of body + terminator).
@@ -69,14 +93,17 @@ export class LazySseReply {
       this.res.end(body);
       return;
     }
-    this.stream ??= new SseStream(this.res, this.opts);
-    for (const m of answer === undefined ? [] : Array.isArray(answer) ? answer : [answer]) this.stream.send(m);
-    this.stream.end();
+    this.begin().end();
   }
 
   /** Called when the client closes the connection before `finish()` (a cancel on modern HTTP; not on 2025 HTTP). */
   onClientDrop(listener: () => void): void {
     if (this.dropped) queueMicrotask(listener);
     else if (!this.finished) (this.dropListeners ??= []).push(listener);
+  }
+
+  private begin(): ReplyStream {
+    this.stream = this.opts.openStream?.(this.res) ?? new SseStream(this.res, this.opts);
+    return this.stream;
   }
 }

@@ -57,6 +57,11 @@ export class SseStream {
     return this.write(sseEvent(name, data));
   }
 
+  /** Writes a frame built already (an event with an id, a replayed event); false when the stream is gone. */
+  frame(chunk: string): boolean {
+    return this.write(chunk);
+  }
+
   end(): void {
     if (!this.ended && !this.res.writableEnded) this.res.end();
     this.markEnded();

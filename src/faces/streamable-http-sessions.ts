@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { LegacyHandler } from '../contracts/downstream.js';
-import { isSupportedLegacyVersion, LEGACY_VERSIONS } from '../epochs/versions.js';
+import { isSupportedLegacyVersion, LEGACY_FEATURES, LEGACY_VERSIONS } from '../epochs/versions.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, isRequest, isResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
@@ -11,7 +11,7 @@ import { LegacySessionDriver } from './legacy-session-driver.js';
 import { legacyHttpError } from './legacy-http-error.js';
 import type { Refusal } from './request-gate.js';
 import type { SessionBudget } from './session-budget.js';
-import { SseStream } from './sse-stream.js';
+import { SessionStreams } from './session-streams.js';
 
 /** What every legacy face class is built with. */
 export interface LegacyFaceOptions {
@@ -23,6 +23,8 @@ export interface LegacyFaceOptions {
   inputTimeoutMs?: number;
   /** Shared bound on downstream sessions across the legacy faces; unbounded when absent. */
   sessions?: SessionBudget;
+  /** Events kept per Streamable HTTP session for `Last-Event-ID` (`--event-store-max`; 0: none). Default 1000. */
+  eventStoreMax?: number;
   /** Largest WebSocket message (frames are the only body the WebSocket face reads). */
   maxMessageBytes?: number;
   /** JSON nesting bound for WebSocket frames (HTTP bodies are checked by the app). */
@@ -34,8 +36,8 @@ export interface LegacyFaceOptions {
 interface HttpSession {
   id: string;
   driver: LegacySessionDriver;
-  /** The standalone GET stream, when the client holds one open. */
-  stream: SseStream | undefined;
+  /** The session's SSE streams and their event store; built with the first stream. */
+  streams: SessionStreams | undefined;
   replies: Set<LazySseReply>;
   /** POSTs being handled right now; a busy session is never idle. */
   busy: number;
@@ -49,9 +51,20 @@ interface HttpSession {
 const SESSION_HEADER = 'mcp-session-id';
 
 /**
+ * How long a request's reply may stay JSON for a client whose version knows
+ * priming events: a call still running then switches to SSE and primes the
+ * client, so a connection lost from there on is resumed, not the call lost.
+ * Calls answered sooner (most) stay plain JSON and store nothing.
+ */
+const JSON_WINDOW_MS = 50;
+
+const DEFAULT_EVENT_STORE_MAX = 1000;
+
+/**
  * The server side of 2025-03-26…2025-11-25 Streamable HTTP (digest §4.3):
  * sessions minted at initialize, POST replies as JSON or SSE, one standalone
- * GET stream per session, DELETE, and idle expiry.
+ * GET stream per session, streams resumed by GET + Last-Event-ID
+ * (session-streams.ts), DELETE, and idle expiry.
  */
 export class StreamableHttpSessions {
   private readonly sessions = new Map<string, HttpSession>();
@@ -93,15 +106,17 @@ export class StreamableHttpSessions {
     if (!(header(req, 'accept') ?? '').includes('text/event-stream')) {
       return legacyHttpError(res, 406, RpcCode.ServerError, 'Not Acceptable: Client must accept text/event-stream');
     }
-    if (s.stream?.open) return legacyHttpError(res, 409, RpcCode.ServerError, 'Conflict: Only one SSE stream is allowed per session');
-    // Last-Event-ID is ignored: the bridge keeps no event store, so a resume is a fresh stream (digest §5.2).
-    const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, headers: { [SESSION_HEADER]: s.id }, logger: this.opts.logger });
-    s.stream = stream;
-    this.touch(s, 0);
-    stream.onClose(() => {
-      if (s.stream === stream) s.stream = undefined;
-      this.touch(s, 0);
-    });
+    const streams = this.streamsOf(s);
+    // Resumption is always a GET with Last-Event-ID, whichever method opened the stream (digest §4.3);
+    // without a store no id was ever issued, so the header names nothing and the GET is a fresh stream.
+    const lastEventId = header(req, 'last-event-id');
+    if (lastEventId !== undefined && streams.resumable) {
+      const refusal = streams.resume(res, lastEventId);
+      if (refusal) legacyHttpError(res, 400, RpcCode.ServerError, refusal);
+      return;
+    }
+    if (streams.getConnected) return legacyHttpError(res, 409, RpcCode.ServerError, 'Conflict: Only one SSE stream is allowed per session');
+    streams.openGet(res);
   }
 
   /** Ends a session at the client's request (digest §4.3 Sessions). */
@@ -163,7 +178,7 @@ export class StreamableHttpSessions {
   }
 
   private createSession(id: string): HttpSession {
-    const s: HttpSession = { id, driver: undefined!, stream: undefined, replies: new Set(), busy: 0, idleTimer: undefined, idleSince: 0, headers: { [SESSION_HEADER]: id } };
+    const s: HttpSession = { id, driver: undefined!, streams: undefined, replies: new Set(), busy: 0, idleTimer: undefined, idleSince: 0, headers: { [SESSION_HEADER]: id } };
     s.driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'streamable-http',
@@ -179,7 +194,11 @@ export class StreamableHttpSessions {
   private async feed(s: HttpSession, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
     this.touch(s, +1);
     const headers = s.headers;
-    const reply = hasRequests ? new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, headers, logger: this.opts.logger }) : undefined;
+    const reply = hasRequests
+      ? new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, headers, logger: this.opts.logger, openStream: (r) => this.streamsOf(s).openPost(r) })
+      : undefined;
+    const jsonWindow = reply && this.primes(s) ? setTimeout(() => reply.startStream(), JSON_WINDOW_MS) : undefined;
+    jsonWindow?.unref();
     try {
       if (!reply) {
         const answer = await s.driver.receive(body);
@@ -193,13 +212,31 @@ export class StreamableHttpSessions {
       const related = { send: (m: JSONRPCMessage) => reply.send(m) || (!isResponse(m) && this.sendStandalone(s, m)) };
       reply.finish(await s.driver.receive(body, related));
     } finally {
+      clearTimeout(jsonWindow);
       if (reply) s.replies.delete(reply);
       this.touch(s, -1);
     }
   }
 
   private sendStandalone(s: HttpSession, m: JSONRPCMessage): boolean {
-    return s.stream?.send(m) ?? false;
+    return s.streams?.sendStandalone(m) ?? false;
+  }
+
+  /** Built on the session's first SSE stream: an idle session holds none (bench row 4). */
+  private streamsOf(s: HttpSession): SessionStreams {
+    s.streams ??= new SessionStreams({
+      sse: { heartbeatMs: this.opts.heartbeatMs, headers: s.headers, logger: this.opts.logger },
+      maxEvents: this.opts.eventStoreMax ?? DEFAULT_EVENT_STORE_MAX,
+      priming: this.primes(s),
+      changed: () => this.touch(s, 0),
+    });
+    return s.streams;
+  }
+
+  /** Priming events and the JSON window: a store to resume from, and a version whose clients read empty data (SDK v1 sends them from 2025-11-25). */
+  private primes(s: HttpSession): boolean {
+    const version = s.driver.info?.protocolVersion;
+    return (this.opts.eventStoreMax ?? DEFAULT_EVENT_STORE_MAX) > 0 && version !== undefined && LEGACY_FEATURES.ssePriming(version);
   }
 
   /**
@@ -211,7 +248,7 @@ export class StreamableHttpSessions {
    */
   private touch(s: HttpSession, delta: number): void {
     s.busy += delta;
-    if (s.busy > 0 || s.stream?.open || !this.sessions.has(s.id)) return;
+    if (s.busy > 0 || s.streams?.getConnected || !this.sessions.has(s.id)) return;
     s.idleSince = performance.now();
     if (s.idleTimer === undefined) this.armIdle(s, this.opts.sessionIdleMs);
   }
@@ -219,7 +256,7 @@ export class StreamableHttpSessions {
   private armIdle(s: HttpSession, ms: number): void {
     s.idleTimer = setTimeout(() => {
       s.idleTimer = undefined;
-      if (s.busy > 0 || s.stream?.open || !this.sessions.has(s.id)) return;
+      if (s.busy > 0 || s.streams?.getConnected || !this.sessions.has(s.id)) return;
       const left = this.opts.sessionIdleMs - (performance.now() - s.idleSince);
       if (left > 0) this.armIdle(s, left);
       else void s.driver.close('idle');
@@ -230,7 +267,7 @@ export class StreamableHttpSessions {
   private forget(s: HttpSession): void {
     this.sessions.delete(s.id);
     if (s.idleTimer) clearTimeout(s.idleTimer);
-    s.stream?.end();
+    s.streams?.close();
   }
 }
 

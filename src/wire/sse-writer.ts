@@ -25,6 +25,15 @@ export function sseEvent(event: string, data: string, id?: string): string {
   return frame + '\n';
 }
 
+/**
+ * The event that primes a client to resume (2025-11-25 transports, SEP-1699):
+ * an id and empty data, with `retry` telling how long to wait before reconnecting.
+ */
+export function ssePriming(id: string, retryMs: number): string {
+  assertSingleLine('id', id);
+  return `id: ${id}\nretry: ${retryMs}\ndata: \n\n`;
+}
+
 /** A JSON-RPC message as one event: `event: message\ndata: <json>\n\n`. */
 export function sseMessage(json: unknown, event = 'message', id?: string): string {
   return sseEvent(event, JSON.stringify(json), id);
