@@ -95,6 +95,26 @@ export class HttpFace {
   }
 
   /**
+   * The face without a server of its own, for an app that already has one
+   * (`createBridgeHandler`, `mcp-bridge/express`): the same gate, routes and
+   * units, run on the app's requests and upgrades. `listen.host` only names the
+   * Host the gate accepts besides loopback names and IP literals.
+   */
+  static embedded(opts: Omit<HttpFaceOptions, 'listen'> & { listen?: { host: string } }): EmbeddedFace {
+    const logger = opts.logger.child({ face: 'http' });
+    const host = opts.listen?.host ?? '127.0.0.1';
+    const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: host, authToken: opts.authToken });
+    const parts = faceParts({ ...opts, listen: { host, port: 0 } }, gate, logger);
+    return {
+      listener: buildListener({ ...opts, listen: { host, port: 0 } }, parts, gate, logger),
+      upgrade: (req, socket, head) => parts.servers.upgrade(req, socket, head),
+      unit: (handlers) => new FaceUnit(parts.shared, handlers),
+      drain: () => void (parts.draining = true),
+      close: async () => void (await Promise.allSettled(parts.servers.faces().map((f) => f.close()))),
+    };
+  }
+
+  /**
    * Stops accepting: the listening socket closes (idle keep-alive connections
    * with it) and any request that still arrives gets 503. Requests and streams
    * already open go on until close().
@@ -133,6 +153,16 @@ export class HttpFace {
     })();
     return this.closing;
   }
+}
+
+/** HttpFace.embedded: a request listener and an upgrade handler for the app's own node:http server. */
+export interface EmbeddedFace {
+  listener: http.RequestListener;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  unit(handlers: FaceUnitHandlers): FaceUnit;
+  /** New requests get 503 from now on. */
+  drain(): void;
+  close(): Promise<void>;
 }
 
 /** The shared unit options and the routing table; a single upstream gets one unit at the root. */

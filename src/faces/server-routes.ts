@@ -59,9 +59,10 @@ export class ServerRoutes {
 
   /**
    * The handler for a request, or undefined (404). `mount` is the prefix the
-   * router itself is reached under (an embedding app's mount path).
+   * router itself is reached under: an embedding express app's mount path
+   * (`req.baseUrl`, where `req.url` is relative to it), else none.
    */
-  handlerFor(req: IncomingMessage, mount = ''): Handler | undefined {
+  handlerFor(req: IncomingMessage, mount = (req as { baseUrl?: string }).baseUrl ?? ''): Handler | undefined {
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? '');
     const found = this.resolve(rawPath(req.url));
     if (found === undefined) return undefined;
