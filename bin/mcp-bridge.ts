@@ -67,6 +67,10 @@ Examples:
                                                an HTTP server on stdio, for a desktop client
   MCP_BRIDGE_AUTH_TOKEN=$(openssl rand -hex 32) mcp-bridge --listen 0.0.0.0:8808 -- node server.js
                                                serve beyond loopback: clients send Authorization: Bearer <token>
+  mcp-bridge --config ~/.config/Claude/claude_desktop_config.json
+                                               every server of a desktop config at /servers/<name>/mcp (SIGHUP reloads)
+  mcp-bridge --stdio --config servers.json --server tickets
+                                               one server of the file, for a desktop client
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
 
@@ -129,7 +133,7 @@ async function serveConfig(file: string, flags: CliFlags & { server?: string }, 
 function reloadConfig(running: RunningServers, file: string, secrets: string[], logger: { warn(event: string, fields?: Record<string, unknown>): void }): void {
   try {
     const next = loadServersConfig(file);
-    secrets.push(...serverSecrets(next.servers));
+    for (const secret of serverSecrets(next.servers)) if (!secrets.includes(secret)) secrets.push(secret);
     const r = running.reload(next);
     process.stderr.write(`mcp-bridge: reloaded ${file}: added [${r.added.join(', ')}], removed [${r.removed.join(', ')}], changed [${r.changed.join(', ')}], kept [${r.kept.join(', ')}]\n`);
   } catch (err) {

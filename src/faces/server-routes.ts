@@ -19,8 +19,7 @@ export interface ServerRoutesOptions {
   list?: () => unknown;
 }
 
-/** A server name as a path segment (the config file checks names against the same pattern). */
-export const SERVER_NAME = /^[A-Za-z0-9._-]+$/;
+/** `/servers/<name>/<route>`: a name is what the config file allows (`[A-Za-z0-9._-]+`). */
 const NAMED = /^\/servers\/([A-Za-z0-9._-]+)(\/[^/]*)?\/?$/;
 const LISTING = /^\/servers\/?$/i;
 

@@ -144,10 +144,19 @@ describe('SIGHUP', () => {
       expect(textOf(await held.callTool({ name: 'echo', arguments: { message: 'before' } }))).toContain('before');
       const childrenBefore = ((await (await fetch(`${bridge.url}/debug/stats`)).json()) as { servers: Record<string, { children: number }> }).servers.everything.children;
 
+      // A call in flight on the server about to be removed: it must finish after the reload.
+      const leaving = await v1(`${bridge.url}/servers/legacy-sse`, 'sse');
+      let progressed!: () => void;
+      const started = new Promise<void>((resolve) => (progressed = resolve));
+      const inFlight = leaving.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 4 } }, undefined, { onprogress: () => progressed(), timeout: 20_000 });
+      await started;
+
       writeFileSync(file, config({ everything: everything(), modern: modernEntry({ callTimeout: 60_000 }), added: { command: MODERN_STDIO_COMMAND[0], args: MODERN_STDIO_COMMAND.slice(1) } }, { bridge: { logLevel: 'warn', debugStats: true } }));
       const line = await bridge.reload();
       expect(line).toContain('added [added], removed [legacy-sse], changed [modern], kept [everything]');
       expect((await fetch(`${bridge.url}/servers/legacy-sse/sse`)).status).toBe(404);
+      expect(textOf(await inFlight)).toContain('Long running operation completed');
+      await leaving.close();
       await bridge.waitReady(['everything', 'modern', 'added']);
       expect((await bridge.servers()).map((s) => s.name)).toEqual(['everything', 'modern', 'added']);
 
