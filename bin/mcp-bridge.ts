@@ -135,7 +135,7 @@ function reloadConfig(running: RunningServers, file: string, secrets: string[], 
     const next = loadServersConfig(file);
     for (const secret of serverSecrets(next.servers)) if (!secrets.includes(secret)) secrets.push(secret);
     const r = running.reload(next);
-    process.stderr.write(`mcp-bridge: reloaded ${file}: added [${r.added.join(', ')}], removed [${r.removed.join(', ')}], changed [${r.changed.join(', ')}], kept [${r.kept.join(', ')}]\n`);
+    process.stderr.write(`mcp-bridge: reloaded ${file}: added [${r.added.join(', ')}], removed [${r.removed.join(', ')}], changed [${r.changed.join(', ')}], kept [${r.kept.join(', ')}]${r.retried.length ? `, retried [${r.retried.join(', ')}]` : ''}\n`);
   } catch (err) {
     logger.warn('config.reload_failed', { file, error: (err as Error).message });
     process.stderr.write(`mcp-bridge: SIGHUP: kept the running config, ${(err as Error).message}\n`);

@@ -12,6 +12,8 @@ export interface ReloadReport {
   removed: string[];
   changed: string[];
   kept: string[];
+  /** Unchanged entries that had `failed` (not MCP, not the declared transport): probed again. */
+  retried: string[];
   /** The `"bridge"` object differs from the running one: those options need a restart. */
   bridgeChanged: boolean;
 }
@@ -97,20 +99,21 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     servers,
     stats,
     reload(next) {
-      const report: ReloadReport = { added: [], removed: [], changed: [], kept: [], bridgeChanged: canonicalJson(next.bridge) !== canonicalJson(running.bridge) };
+      const report: ReloadReport = { added: [], removed: [], changed: [], kept: [], retried: [], bridgeChanged: canonicalJson(next.bridge) !== canonicalJson(running.bridge) };
       const byName = new Map(next.servers.map((e) => [e.name, e]));
       for (const unit of [...units.values()]) {
         const entry = byName.get(unit.name);
-        if (entry?.fingerprint === unit.entry.fingerprint) {
+        const same = entry?.fingerprint === unit.entry.fingerprint;
+        if (same && unit.state !== 'failed') {
           report.kept.push(unit.name);
           continue;
         }
-        (entry ? report.changed : report.removed).push(unit.name);
+        (same ? report.retried : entry ? report.changed : report.removed).push(unit.name);
         remove(unit, base.shutdownTimeoutMs, hurry.signal);
       }
       for (const entry of next.servers) {
         if (units.has(entry.name)) continue;
-        if (!report.changed.includes(entry.name)) report.added.push(entry.name);
+        if (!report.changed.includes(entry.name) && !report.retried.includes(entry.name)) report.added.push(entry.name);
         add(entry);
       }
       running = { ...next, bridge: running.bridge };
