@@ -40,8 +40,9 @@ describe('ToolFilter', () => {
     const ctx = {} as ModernRequestContext;
     const listed = await h.handle({ jsonrpc: '2.0', id: 1, method: 'tools/list' } as JSONRPCRequest, ctx);
     expect(listed).not.toBe(list);
-    expect((listed as { result: { tools: Array<{ name: string }>; nextCursor: string } }).result).toMatchObject({ nextCursor: 'c' });
-    expect((listed as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name)).toEqual(['echo', 'trigger-sampling-request', 'read.file', '.hidden']);
+    const result = (listed as unknown as { result: { tools: Array<{ name: string }>; nextCursor: string } }).result;
+    expect(result).toMatchObject({ nextCursor: 'c' });
+    expect(result.tools.map((t) => t.name)).toEqual(['echo', 'trigger-sampling-request', 'read.file', '.hidden']);
     const refused = await h.handle({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-env', arguments: {} } } as JSONRPCRequest, ctx);
     expect(refused).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Unknown tool: get-env' } });
     expect(seen).toEqual(['tools/list']);
