@@ -142,7 +142,7 @@ describe('SIGHUP', () => {
     const held = await v1(`${bridge.url}/servers/everything`);
     try {
       expect(textOf(await held.callTool({ name: 'echo', arguments: { message: 'before' } }))).toContain('before');
-      const childrenBefore = ((await (await fetch(`${bridge.url}/debug/stats`)).json()) as { servers: Record<string, { children: number }> }).servers.everything.children;
+      const sessionBefore = (held.transport as V1Http).sessionId;
 
       // A call in flight on the server about to be removed: it must finish after the reload.
       const leaving = await v1(`${bridge.url}/servers/legacy-sse`, 'sse');
@@ -160,10 +160,11 @@ describe('SIGHUP', () => {
       await bridge.waitReady(['everything', 'modern', 'added']);
       expect((await bridge.servers()).map((s) => s.name)).toEqual(['everything', 'modern', 'added']);
 
-      // The held session is the same one: same upstream child pool, no new initialize needed.
+      // The held session is the same one: its session id still answers, no new initialize.
       expect(textOf(await held.callTool({ name: 'echo', arguments: { message: 'after' } }))).toContain('after');
-      const stats = (await (await fetch(`${bridge.url}/debug/stats`)).json()) as { servers: Record<string, { children: number }> };
-      expect(stats.servers.everything.children).toBe(childrenBefore);
+      expect((held.transport as V1Http).sessionId).toBe(sessionBefore);
+      const stats = (await (await fetch(`${bridge.url}/debug/stats`)).json()) as { servers: Record<string, { children: number; face: { streamableHttpSessions: number } }> };
+      expect(stats.servers.everything.face.streamableHttpSessions).toBeGreaterThanOrEqual(1);
       for (const name of ['modern', 'added']) {
         const c = await v2(`${bridge.url}/servers/${name}`);
         try {
