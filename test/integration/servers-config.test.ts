@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport as V1Http } from '@modelcontextprotocol/s
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket as WsWebSocket } from 'ws';
-import { CLI_COMMAND, runCli } from '../helpers/cli.js';
+import { CLI_COMMAND, runCli, startCli } from '../helpers/cli.js';
 import { startConfigBridge, type ConfigBridge } from '../helpers/config-bridge.js';
 import { modernPost, textOf, waitUntil } from '../helpers/faults.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
@@ -239,5 +239,27 @@ describe('one server, and starting', () => {
     const r2 = await runCli(['--config', bad]);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('refers to ${NO_SUCH_TOKEN_VAR}, which is not set');
+  });
+});
+
+describe('--allow-tool / --deny-tool on the single-upstream CLI', () => {
+  it('only allowed, not denied tools are listed for v1 and v2 clients; another is -32602 before it goes upstream', async () => {
+    const cli = await startCli(['--log-level', 'warn', '--allow-tool', 'echo', '--allow-tool', 'ask-*', '--deny-tool', 'ask-two', '--upstream', modern.url]);
+    try {
+      const c1 = await v1(cli.url);
+      const c2 = await v2(cli.url);
+      const counter = modern.state.counter;
+      try {
+        expect((await c1.listTools()).tools.map((t) => t.name).sort()).toEqual(['ask-name', 'echo']);
+        expect((await c2.listTools()).tools.map((t) => t.name).sort()).toEqual(['ask-name', 'echo']);
+        await expect(c1.callTool({ name: 'ask-two', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+        await expect(c2.callTool({ name: 'bump', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: bump') });
+        expect(modern.state.counter).toBe(counter);
+      } finally {
+        await Promise.allSettled([c1.close(), c2.close()]);
+      }
+    } finally {
+      await cli.close();
+    }
   });
 });
