@@ -139,3 +139,20 @@ describe('createBridgeHandler on a bare node:http server', () => {
     expect(await echoV2(url, 'plain-v2')).toContain('plain-v2');
   });
 });
+
+describe('GET /servers', () => {
+  it('is behind the same bearer token as /mcp (and /healthz is not)', async () => {
+    const token = 'a-test-token-0123456789abcdef';
+    const config = parseServersConfig(JSON.stringify({ mcpServers: { modern: { url: fixture.url } } }), 'inline.json');
+    const handler = createBridgeHandler({ config, options: { logger, authToken: token } });
+    bridges.push(handler);
+    await handler.ready;
+    const { url } = await listen(handler);
+    expect((await fetch(`${url}/servers`)).status).toBe(401);
+    expect((await fetch(`${url}/servers/modern/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    const listed = await fetch(`${url}/servers`, { headers: { authorization: `Bearer ${token}` } });
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual({ servers: [expect.objectContaining({ name: 'modern', state: 'ready', epoch: 'modern' })] });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  });
+});
