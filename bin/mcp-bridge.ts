@@ -4,6 +4,8 @@ import { BridgeError } from '../src/errors.js';
 import { configFromFlags, upstreamFrom, type CliFlags } from '../src/daemon/config-from-flags.js';
 import { probeJson, probeText } from '../src/daemon/probe-report.js';
 import { startBridge, type RunningBridge } from '../src/daemon/start-bridge.js';
+import { optionsFor, startServers, type RunningServers } from '../src/daemon/start-servers.js';
+import { loadServersConfig, optionsFromConfig, serverSecrets } from '../src/config/load-servers-config.js';
 import { probeUpstream } from '../src/epochs/probe-upstream.js';
 import { createLogger } from '../src/log.js';
 import { DEFAULT_OPTIONS as D } from '../src/daemon/options.js';
@@ -18,9 +20,13 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 const program = new Command('mcp-bridge')
   .description('Lets any MCP client talk to any MCP server, whatever protocol epoch each side speaks.')
   .version(BRIDGE_VERSION)
-  .usage('[options] [--upstream <url> | -- <command> [args...]]')
+  .usage('[options] [--upstream <url> | --config <file> | -- <command> [args...]]')
   .argument('[command...]', 'a stdio server to spawn, after --')
   .option('--upstream <url>', 'an HTTP(S) or WS(S) upstream server URL, e.g. http://127.0.0.1:3001/mcp')
+  .option('--config <file>', 'serve every server of a desktop-client config file ({"mcpServers": …}) at /servers/<name>/mcp; SIGHUP re-reads it')
+  .option('--server <name>', 'with --config and --stdio: the one server to serve')
+  .option('--allow-tool <glob>', 'only tools matching a glob are listed and callable (repeatable)', collect)
+  .option('--deny-tool <glob>', 'tools matching a glob are hidden and refused -32602 (repeatable)', collect)
   .option('--listen <host:port>', 'where the HTTP faces listen (default 127.0.0.1:8808; port 0 picks one)')
   .option('--stdio', 'serve one client on stdin/stdout instead of HTTP (how desktop clients launch it)')
   .addOption(new Option('--upstream-epoch <epoch>', 'trust this epoch instead of detecting it').choices(['auto', 'modern', 'initialize', 'http+sse']).default('auto'))
@@ -62,13 +68,19 @@ Examples:
                                                an HTTP server on stdio, for a desktop client
   MCP_BRIDGE_AUTH_TOKEN=$(openssl rand -hex 32) mcp-bridge --listen 0.0.0.0:8808 -- node server.js
                                                serve beyond loopback: clients send Authorization: Bearer <token>
+  mcp-bridge --config ~/.config/Claude/claude_desktop_config.json
+                                               every server of a desktop config at /servers/<name>/mcp (SIGHUP reloads)
+  mcp-bridge --stdio --config servers.json --server tickets
+                                               one server of the file, for a desktop client
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
 
 Exit codes: 0 clean shutdown, 1 upstream unreachable or not MCP at start, 2 bad usage.`)
   .showHelpAfterError('(run mcp-bridge --help for every flag)')
   .exitOverride()
-  .action(async (command: string[], flags: CliFlags) => {
+  .action(async (command: string[], flags: CliFlags & { config?: string; server?: string }) => {
+    if (flags.config !== undefined) return serveConfig(flags.config, flags, command);
+    if (flags.server !== undefined) throw new BridgeError('BRIDGE_ERR_USAGE', '--server picks one server of a --config file');
     const options = configFromFlags(flags, command);
     const bridge = await startBridge(options);
     if (bridge.url) process.stderr.write(`mcp-bridge: serving ${bridge.facts.epoch} upstream at ${bridge.url}/mcp (http+sse: ${bridge.url}/sse, ws: ${bridge.url.replace(/^http/, 'ws')}/ws)\n`);
@@ -94,8 +106,45 @@ program
     process.stdout.write(flags.json ? JSON.stringify(probeJson(facts)) + '\n' : probeText(facts) + '\n');
   });
 
+/** `--config`: every server on HTTP (SIGHUP re-reads the file), or with --stdio the one `--server` names. */
+async function serveConfig(file: string, flags: CliFlags & { server?: string }, command: string[]): Promise<void> {
+  const config = loadServersConfig(file);
+  const { options, secrets } = optionsFromConfig(config, flags, command);
+  if (flags.stdio) {
+    const names = config.servers.map((s) => s.name);
+    const name = flags.server ?? (names.length === 1 ? names[0] : undefined);
+    const entry = config.servers.find((s) => s.name === name);
+    if (!entry) throw new BridgeError('BRIDGE_ERR_USAGE', `--stdio --config serves one server: give --server <name>, one of ${names.join(', ') || '(none)'}${name ? ` (no server '${name}')` : ''}`);
+    const bridge = await startBridge({ ...optionsFor(entry, options), stdio: true });
+    handleSignals(bridge, options.shutdownTimeoutMs);
+    await bridge.done;
+    return;
+  }
+  if (flags.server !== undefined) throw new BridgeError('BRIDGE_ERR_USAGE', '--server applies with --stdio; over HTTP every server is served at /servers/<name>/mcp');
+  const running = await startServers(config, options);
+  const names = config.servers.map((s) => s.name);
+  process.stderr.write(`mcp-bridge: serving ${names.length} servers at ${running.url}/servers/<name>/mcp (${names.join(', ')}); GET ${running.url}/servers lists them\n`);
+  process.on('SIGHUP', () => reloadConfig(running, file, secrets, options.logger));
+  handleSignals(running, options.shutdownTimeoutMs);
+  await running.done;
+  process.exitCode = EXIT_OK;
+}
+
+/** SIGHUP: a file that does not read, parse or validate leaves the running config as it is. */
+function reloadConfig(running: RunningServers, file: string, secrets: string[], logger: { warn(event: string, fields?: Record<string, unknown>): void }): void {
+  try {
+    const next = loadServersConfig(file);
+    for (const secret of serverSecrets(next.servers)) if (!secrets.includes(secret)) secrets.push(secret);
+    const r = running.reload(next);
+    process.stderr.write(`mcp-bridge: reloaded ${file}: added [${r.added.join(', ')}], removed [${r.removed.join(', ')}], changed [${r.changed.join(', ')}], kept [${r.kept.join(', ')}]${r.retried.length ? `, retried [${r.retried.join(', ')}]` : ''}\n`);
+  } catch (err) {
+    logger.warn('config.reload_failed', { file, error: (err as Error).message });
+    process.stderr.write(`mcp-bridge: SIGHUP: kept the running config, ${(err as Error).message}\n`);
+  }
+}
+
 /** First signal: graceful stop within `graceMs`; second: close now (children still get EOF, SIGTERM, SIGKILL); third: exit. */
-function handleSignals(bridge: RunningBridge, graceMs: number): void {
+function handleSignals(bridge: Pick<RunningBridge | RunningServers, 'close'>, graceMs: number): void {
   let signals = 0;
   const stop = (signal: string) => {
     signals++;

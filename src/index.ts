@@ -6,3 +6,8 @@ export type { UpstreamFacts } from './contracts/upstream.js';
 export { RpcError, BridgeError, TransportError, type BridgeErrorCode } from './errors.js';
 export { createLogger, type Logger, type LogLevel } from './log.js';
 export { EPOCHS, type Epoch, MODERN_VERSIONS, LEGACY_VERSIONS } from './epochs/versions.js';
+export { startServers, type RunningServers, type ReloadReport } from './daemon/start-servers.js';
+export type { ServerStatus, ServerState } from './daemon/server-unit.js';
+export { loadServersConfig } from './config/load-servers-config.js';
+export { parseServersConfig, type ServersConfig, type ServerEntry } from './config/servers-config.js';
+export { createBridgeHandler, type BridgeHandler, type BridgeHandlerOptions } from './embed/create-bridge-handler.js';

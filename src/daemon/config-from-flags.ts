@@ -40,6 +40,10 @@ export interface CliFlags {
   waitForUpstream?: string | boolean;
   shutdownTimeout?: string;
   debugStats?: boolean;
+  /** Tool-name globs (repeatable): only matching tools are listed and callable. */
+  allowTool?: string[];
+  /** Tool-name globs (repeatable): matching tools are hidden. */
+  denyTool?: string[];
 }
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
@@ -106,6 +110,8 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     waitForUpstreamMs: flags.waitForUpstream === undefined ? undefined : flags.waitForUpstream === true ? Infinity : int(String(flags.waitForUpstream), '--wait-for-upstream', 0, 1),
     shutdownTimeoutMs: int(flags.shutdownTimeout, '--shutdown-timeout', DEFAULT_OPTIONS.shutdownTimeoutMs, 0),
     debugStats: flags.debugStats ?? false,
+    allowTools: flags.allowTool,
+    denyTools: flags.denyTool,
   };
 }
 

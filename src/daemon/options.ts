@@ -71,6 +71,10 @@ export interface BridgeOptions {
   shutdownTimeoutMs: number;
   /** Serve `GET /debug/stats` (pool, children, parked calls, sessions) on the HTTP face. */
   debugStats: boolean;
+  /** Tool-name globs: when any is given, only matching tools are listed and callable (`--allow-tool`, `allowTools`). */
+  allowTools?: string[];
+  /** Tool-name globs hidden from every client whatever allowTools says (`--deny-tool`, `denyTools`). */
+  denyTools?: string[];
 }
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {

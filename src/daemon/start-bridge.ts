@@ -1,19 +1,10 @@
-import { LegacyToLegacyBridge } from '../../bridges/legacy-to-legacy/index.js';
-import { LegacyToModernBridge } from '../../bridges/legacy-to-modern/index.js';
-import { ModernToModernBridge } from '../../bridges/modern-to-modern/index.js';
-import { ModernToLegacyBridge } from '../../bridges/modern-to-legacy/index.js';
-import { ListenBudget } from '../../bridges/shared/listen-budget.js';
-import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import type { UpstreamFacts } from '../contracts/upstream.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
-import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
-import { ModernStdioLink } from '../links/modern-stdio-link.js';
-import { buildUpstream, type Upstream } from './build-upstream.js';
-import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
 import { probeUntilUp } from './wait-for-upstream.js';
+import { wireUpstream } from './wire-upstream.js';
 
 /** A running daemon: its faces, its upstream, and how to stop it. */
 export interface RunningBridge {
@@ -59,11 +50,8 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch });
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
-  const upstream = buildUpstream(facts, opts);
-  const bridges = handlersFor(upstream, opts);
-  const inflight = new InflightCalls();
-  const modern = inflight.wrapModern(bridges.modern);
-  const legacy = inflight.wrapLegacy(bridges.legacy);
+  const wired = wireUpstream(facts, opts);
+  const { modern, legacy } = wired;
 
   let closing: Promise<void> | undefined;
   const hurry = new AbortController();
@@ -72,12 +60,10 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const shutdown = async (face: Face, graceMs: number) => {
     const started = Date.now();
     face.drain?.();
-    const idle = await inflight.drain(graceMs, hurry.signal);
-    logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: inflight.size });
+    const idle = await wired.drain(graceMs, hurry.signal);
+    logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: wired.stats().inflight });
     await face.close();
-    await Promise.allSettled([modern.close(), legacy.close()]);
-    if (upstream.epoch === 'legacy') await upstream.pool.close();
-    await upstream.link.close();
+    await wired.close();
     logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
@@ -86,14 +72,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     return (closing ??= shutdown(face, graceMs));
   };
   let httpFace: HttpFace | undefined;
-  const stats = (): BridgeStats => ({
-    inflight: inflight.size,
-    draining: inflight.draining,
-    children: childPids(upstream).length,
-    ...(upstream.epoch === 'legacy' ? { pool: upstream.pool.stats() } : {}),
-    ...(bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : {}),
-    ...(httpFace ? { face: httpFace.stats() } : {}),
-  });
+  const stats = (): BridgeStats => ({ ...wired.stats(), ...(httpFace ? { face: httpFace.stats() } : {}) });
 
   const faceOptions = { modern, legacy, logger: logger.child({ side: 'face' }), inputTimeoutMs: opts.inputTimeoutMs, maxJsonDepth: opts.maxJsonDepth };
   if (opts.stdio) {
@@ -128,52 +107,11 @@ interface Face {
 }
 
 /** `GET /debug/stats`: the counters, plus memory after a full collection when node runs with --expose-gc. */
-function debugStats(stats: () => BridgeStats): () => Record<string, unknown> {
+export function debugStats(stats: () => object): () => Record<string, unknown> {
   return () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     const m = process.memoryUsage();
     return { ...stats(), memory: { gc: gc !== undefined, rss: m.rss, heapUsed: m.heapUsed, external: m.external } };
-  };
-}
-
-function childPids(upstream: Upstream): number[] {
-  const link = upstream.link;
-  if (link instanceof LegacyStdioLink) return link.pids();
-  if (link instanceof ModernStdioLink && link.pid !== undefined) return [link.pid];
-  return [];
-}
-
-/** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
-function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernHandler; legacy: LegacyHandler } {
-  const logger = opts.logger.child({ side: 'bridge' });
-  // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
-  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget: new ListenBudget(opts.maxListens) };
-  if (upstream.epoch === 'modern') {
-    return {
-      modern: new ModernToModernBridge({ ...common, link: upstream.link }),
-      legacy: new LegacyToModernBridge({
-        ...common,
-        link: upstream.link,
-        facts: upstream.facts,
-        maxInputRounds: opts.maxInputRounds,
-        inputTimeoutMs: opts.inputTimeoutMs,
-      }),
-    };
-  }
-  const dedicated = upstream.link.kind !== 'stdio';
-  return {
-    modern: new ModernToLegacyBridge({
-      ...common,
-      pool: upstream.pool,
-      facts: upstream.facts,
-      requestStateTtlMs: opts.requestStateTtlMs,
-      requestStateKey: opts.requestStateKey,
-      maxParkedCalls: opts.maxParkedCalls,
-    }),
-    legacy: new LegacyToLegacyBridge({
-      ...common,
-      upstream: dedicated ? { kind: 'dedicated', link: upstream.link } : { kind: 'pooled', pool: upstream.pool },
-    }),
   };
 }

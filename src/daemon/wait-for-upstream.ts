@@ -10,6 +10,10 @@ export interface WaitForUpstreamOptions {
   /** First delay between attempts; doubles each time up to `maxDelayMs`. */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Stops waiting: the pending delay ends and the last error is thrown (a server removed from a config file). */
+  signal?: AbortSignal;
+  /** Told of each failed attempt that will be tried again. */
+  onRetry?: (err: unknown, attempt: number) => void;
 }
 
 const BASE_DELAY_MS = 250;
@@ -39,11 +43,24 @@ export async function probeUntilUp(probe: () => Promise<UpstreamFacts>, opts: Wa
       if (!retryable(err)) throw err;
       const waited = Date.now() - started;
       const delay = Math.min(base * 2 ** (attempt - 1), max, Math.max(0, opts.waitMs - waited));
-      if (waited >= opts.waitMs || delay <= 0) {
+      if (waited >= opts.waitMs || delay <= 0 || opts.signal?.aborted) {
         throw new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `${(err as Error).message} (still unreachable after waiting ${waited} ms, ${attempt} attempts; see --wait-for-upstream)`, { cause: err });
       }
       opts.logger.warn('upstream.waiting', { attempt, retryInMs: delay, waitedMs: waited, error: (err as Error).message });
-      await new Promise((r) => setTimeout(r, delay));
+      opts.onRetry?.(err, attempt);
+      await sleep(delay, opts.signal);
     }
   }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -30,7 +30,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number, maxDe
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) return tooLarge(maxBytes);
-  const read = await collect(req, maxBytes);
+  const read = req.readableEnded ? alreadyParsed(req) : await collect(req, maxBytes);
   if (read === 'too-large') return tooLarge(maxBytes);
   if (read instanceof Error) {
     return { ok: false, status: 400, error: { code: RpcCode.ServerError, message: `Bad Request: could not read the body (${read.message})` } };
@@ -79,3 +79,14 @@ function collect(req: IncomingMessage, maxBytes: number): Promise<Buffer | Error
 }
 
 function ignore(): void {}
+
+/**
+ * The body a framework in front already read and parsed (express.json() in an
+ * app that embeds the bridge): its JSON again, so the same limits, depth check
+ * and id rules apply. A stream read by anything else is an error, not an empty body.
+ */
+function alreadyParsed(req: IncomingMessage): Buffer | Error {
+  const body = (req as IncomingMessage & { body?: unknown }).body;
+  if (body === undefined) return new Error('the body was already read by something in front of the bridge');
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}

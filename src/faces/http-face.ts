@@ -5,19 +5,19 @@ import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
-import { classifyPost } from './classify-post.js';
-import { readJsonBody } from './http-body.js';
-import { ModernPost, flatHeaders, writeJsonError } from './modern-post.js';
+import { FaceUnit, type FaceUnitHandlers, type FaceUnitShared, type Handler } from './face-unit.js';
+import { writeJsonError } from './modern-post.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './inbound-json.js';
 import { RequestGate, type Refusal } from './request-gate.js';
+import { ServerRoutes } from './server-routes.js';
 import { SessionBudget } from './session-budget.js';
-import { SseSessions } from './sse-sessions.js';
-import { StreamableHttpSessions, type LegacyFaceOptions } from './streamable-http-sessions.js';
-import { WsSessions } from './ws-sessions.js';
 
 export interface HttpFaceOptions {
-  modern: ModernHandler;
-  legacy: LegacyHandler;
+  /** The one upstream's handlers; leave out with `servers` (units added through `HttpFace.unit`). */
+  modern?: ModernHandler;
+  legacy?: LegacyHandler;
+  /** The routing table of a many-server daemon (`/servers/<name>/…`); without it, one unit at the root. */
+  servers?: ServerRoutes;
   logger: Logger;
   listen: { host: string; port: number };
   allowOrigins: string[];
@@ -45,14 +45,11 @@ export interface HttpFaceOptions {
 const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 const DEFAULT_MAX_SESSIONS = 1000;
 
-/** The [SDK] body for GET/DELETE on the MCP endpoint without a session (digest §2.4). */
-const METHOD_NOT_ALLOWED = { code: RpcCode.ServerError, message: 'Method not allowed.' };
-
 interface FaceParts {
-  modern: ModernPost;
-  streamable: StreamableHttpSessions;
-  sse: SseSessions;
-  ws: WsSessions;
+  /** The MCP routes: one unit per upstream (face-unit.ts), found by path (server-routes.ts). */
+  servers: ServerRoutes;
+  /** What every unit of this face shares (gate, session budget, limits). */
+  shared: FaceUnitShared;
   /** Set by drain(): every new request is refused with 503 and `Connection: close`. */
   draining: boolean;
 }
@@ -84,30 +81,11 @@ export class HttpFace {
   static async start(opts: HttpFaceOptions): Promise<HttpFace> {
     const logger = opts.logger.child({ face: 'http' });
     const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: opts.listen.host, authToken: opts.authToken });
-    const legacyOpts: LegacyFaceOptions = {
-      handler: opts.legacy,
-      logger,
-      heartbeatMs: opts.heartbeatMs,
-      sessionIdleMs: opts.sessionIdleMs,
-      allowOrigins: opts.allowOrigins,
-      inputTimeoutMs: opts.inputTimeoutMs,
-      sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS),
-      eventStoreMax: opts.eventStoreMax,
-      maxMessageBytes: opts.maxBodyBytes,
-      maxJsonDepth: opts.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
-      gate: (req) => gate.check(req.headers),
-    };
-    const parts: FaceParts = {
-      modern: new ModernPost({ modern: opts.modern, logger, heartbeatMs: opts.heartbeatMs }),
-      streamable: new StreamableHttpSessions(legacyOpts),
-      sse: new SseSessions(legacyOpts),
-      ws: new WsSessions(legacyOpts),
-      draining: false,
-    };
+    const parts = faceParts(opts, gate, logger);
     const maxHeaderBytes = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
     const server = http.createServer({ maxHeaderSize: maxHeaderBytes }, buildListener(opts, parts, gate, logger));
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, maxHeaderBytes, logger));
-    parts.ws.attach(server, '/ws');
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => parts.servers.upgrade(req, socket, head));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(opts.listen.port, opts.listen.host, () => {
@@ -116,6 +94,26 @@ export class HttpFace {
       });
     });
     return new HttpFace(server, parts, opts.listen.host);
+  }
+
+  /**
+   * The face without a server of its own, for an app that already has one
+   * (`createBridgeHandler`, `mcp-bridge/express`): the same gate, routes and
+   * units, run on the app's requests and upgrades. `listen.host` only names the
+   * Host the gate accepts besides loopback names and IP literals.
+   */
+  static embedded(opts: Omit<HttpFaceOptions, 'listen'> & { listen?: { host: string } }): EmbeddedFace {
+    const logger = opts.logger.child({ face: 'http' });
+    const host = opts.listen?.host ?? '127.0.0.1';
+    const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: host, authToken: opts.authToken });
+    const parts = faceParts({ ...opts, listen: { host, port: 0 } }, gate, logger);
+    return {
+      listener: buildListener({ ...opts, listen: { host, port: 0 } }, parts, gate, logger),
+      upgrade: (req, socket, head) => parts.servers.upgrade(req, socket, head),
+      unit: (handlers) => new FaceUnit(parts.shared, handlers),
+      drain: () => void (parts.draining = true),
+      close: async () => void (await Promise.allSettled(parts.servers.faces().map((f) => f.close()))),
+    };
   }
 
   /**
@@ -130,17 +128,25 @@ export class HttpFace {
     this.server.closeIdleConnections();
   }
 
-  /** Open downstream sessions per transport and modern requests being answered. */
+  /** A face unit for one upstream's handlers, sharing this face's gate, session budget and limits (put it in `servers`). */
+  unit(handlers: FaceUnitHandlers): FaceUnit {
+    return new FaceUnit(this.parts.shared, handlers);
+  }
+
+  /** Open downstream sessions per transport and modern requests being answered, every unit together. */
   stats(): { streamableHttpSessions: number; sseSessions: number; wsSessions: number; modernRequests: number } {
-    const p = this.parts;
-    return { streamableHttpSessions: p.streamable.size, sseSessions: p.sse.size, wsSessions: p.ws.size, modernRequests: p.modern.size };
+    const total = { streamableHttpSessions: 0, sseSessions: 0, wsSessions: 0, modernRequests: 0 };
+    for (const face of this.parts.servers.faces()) {
+      const s = face.stats();
+      for (const k of Object.keys(total) as Array<keyof typeof total>) total[k] += s[k];
+    }
+    return total;
   }
 
   /** Ends every session and stream, aborts modern requests in flight, and stops listening. Handlers are not closed. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.parts.modern.close();
-      await Promise.allSettled([this.parts.streamable.close(), this.parts.sse.close(), this.parts.ws.close()]);
+      await Promise.allSettled(this.parts.servers.faces().map((f) => f.close()));
       await new Promise<void>((resolve) => {
         if (!this.server.listening) resolve();
         else this.server.close(() => resolve());
@@ -151,7 +157,38 @@ export class HttpFace {
   }
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+/** HttpFace.embedded: a request listener and an upgrade handler for the app's own node:http server. */
+export interface EmbeddedFace {
+  listener: http.RequestListener;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  unit(handlers: FaceUnitHandlers): FaceUnit;
+  /** New requests get 503 from now on. */
+  drain(): void;
+  close(): Promise<void>;
+}
+
+/** The shared unit options and the routing table; a single upstream gets one unit at the root. */
+function faceParts(opts: HttpFaceOptions, gate: RequestGate, logger: Logger): FaceParts {
+  const shared: FaceUnitShared = {
+    logger,
+    allowOrigins: opts.allowOrigins,
+    maxBodyBytes: opts.maxBodyBytes,
+    maxJsonDepth: opts.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    heartbeatMs: opts.heartbeatMs,
+    sessionIdleMs: opts.sessionIdleMs,
+    inputTimeoutMs: opts.inputTimeoutMs,
+    eventStoreMax: opts.eventStoreMax,
+    sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS),
+    gate: (req) => gate.check(req.headers),
+  };
+  let servers = opts.servers;
+  if (!servers) {
+    if (!opts.modern || !opts.legacy) throw new Error('HttpFace needs modern and legacy handlers, or servers');
+    servers = new ServerRoutes({ named: false });
+    servers.set('default', { face: new FaceUnit(shared, { modern: opts.modern, legacy: opts.legacy }), state: 'ready' });
+  }
+  return { servers, shared, draining: false };
+}
 
 /** Routes keyed by path, then by method; HEAD is served by the GET handler (as express did). */
 type RouteTable = Record<string, Partial<Record<string, Handler>>>;
@@ -165,7 +202,7 @@ const NOT_FOUND = { code: RpcCode.ServerError, message: 'Not Found' };
  * the query string is ignored, and everything unknown is a JSON-RPC 404.
  */
 function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGate, logger: Logger): http.RequestListener {
-  const routes = buildRoutes(opts, parts);
+  const routes = buildRoutes(opts);
   return (req, res) => {
     const path = routePath(req.url);
     // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the bearer token.
@@ -178,43 +215,16 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
     // requests in flight were admitted before.
     if (parts.draining) return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
     const byMethod = routes[path];
-    const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'];
+    const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'] ?? parts.servers.handlerFor(req);
     if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);
     run(logger, handler, req, res, path);
   };
 }
 
-function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
-  const mcpPost: Handler = async (req, res) => {
-    const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
-    if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
-    const headers = flatHeaders(req);
-    const route = classifyPost(read.body, headers, (id) => parts.streamable.has(id));
-    if (route.route === 'reject') return writeJsonError(res, route.status, null, route.error);
-    if (route.route === 'modern') return parts.modern.handle(req, res, read.body, headers);
-    return parts.streamable.handlePost(req, res, read.body);
-  };
-  // GET and DELETE are 2025 session operations; a modern client never sends them (digest §2.4).
-  const sessionOnly = (op: Handler): Handler => (req, res) => {
-    if (req.headers['mcp-session-id'] === undefined) return writeJsonError(res, 405, null, METHOD_NOT_ALLOWED, { allow: 'POST' });
-    return op(req, res);
-  };
+/** The face's own routes; the MCP routes come from `parts.servers` (server-routes.ts). */
+function buildRoutes(opts: HttpFaceOptions): RouteTable {
   const routes: RouteTable = {
     '/healthz': { GET: (_req, res) => writeJson(res, { status: 'ok' }) },
-    '/mcp': {
-      POST: mcpPost,
-      GET: sessionOnly((req, res) => parts.streamable.handleGet(req, res)),
-      DELETE: sessionOnly((req, res) => parts.streamable.handleDelete(req, res)),
-      '*': (_req, res) => writeJsonError(res, 405, null, METHOD_NOT_ALLOWED, { allow: 'GET, POST, DELETE' }),
-    },
-    '/sse': { GET: (req, res) => parts.sse.handleGet(req, res) },
-    '/messages': {
-      POST: async (req, res) => {
-        const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
-        if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
-        return parts.sse.handlePost(req, res, read.body);
-      },
-    },
   };
   const debugStats = opts.debugStats;
   if (debugStats) routes['/debug/stats'] = { GET: (_req, res) => writeJson(res, debugStats()) };

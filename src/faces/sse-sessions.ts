@@ -29,8 +29,11 @@ export class SseSessions {
     return this.sessions.size;
   }
 
-  /** GET /sse: opens a session whose first event is `endpoint` (SDK v1 convention: `?sessionId=`). */
-  handleGet(_req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * GET /sse: opens a session whose first event is `endpoint` (SDK v1 convention: `?sessionId=`);
+   * `messagesPath` overrides the constructor's for a face mounted under a prefix (`/servers/<name>`).
+   */
+  handleGet(_req: IncomingMessage, res: ServerResponse, messagesPath = this.messagesPath): void {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
     const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
     if (!release) return legacyHttpError(res, 503, RpcCode.ServerError, this.opts.sessions!.refusal(), { 'retry-after': '1' });
@@ -53,7 +56,7 @@ export class SseSessions {
       this.sessions.delete(id);
       stream.end();
     });
-    stream.event('endpoint', `${this.messagesPath}?sessionId=${id}`);
+    stream.event('endpoint', `${messagesPath}?sessionId=${id}`);
   }
 
   /** POST /messages?sessionId=: 202 at once, then the message goes to the session; answers go on its stream. */

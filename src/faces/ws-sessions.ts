@@ -51,22 +51,27 @@ export class WsSessions {
         if (server.listenerCount('upgrade') === 1) refuseUpgrade(socket, 404, 'Not Found');
         return;
       }
-      // The gate checks Origin itself, after Host, as the HTTP routes do.
-      if (!this.opts.gate && !isOriginAllowed(req.headers.origin, this.opts.allowOrigins)) return refuseUpgrade(socket, 403, 'Forbidden');
-      const refused = this.opts.gate?.(req);
-      if (refused) {
-        this.opts.logger.warn('legacy.ws.refused', { reason: refused.reason, status: refused.status });
-        return refuseUpgrade(socket, refused.status, STATUS_TEXT[refused.status] ?? 'Forbidden', refused);
-      }
-      if (this.closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
-      const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
-      if (!release) return refuseUpgrade(socket, 503, 'Service Unavailable', { error: { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() }, headers: { 'retry-after': '1' } });
-      // The raw socket closes however the upgrade ends (refused mid-handshake, or the session's end).
-      socket.once('close', release);
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws));
+      this.upgrade(req, socket, head);
     };
     server.on('upgrade', onUpgrade);
     this.detach = () => server.off('upgrade', onUpgrade);
+  }
+
+  /** One upgrade request already routed here (attach, or a router that owns the server's upgrades). */
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    // The gate checks Origin itself, after Host, as the HTTP routes do.
+    if (!this.opts.gate && !isOriginAllowed(req.headers.origin, this.opts.allowOrigins)) return refuseUpgrade(socket, 403, 'Forbidden');
+    const refused = this.opts.gate?.(req);
+    if (refused) {
+      this.opts.logger.warn('legacy.ws.refused', { reason: refused.reason, status: refused.status });
+      return refuseUpgrade(socket, refused.status, STATUS_TEXT[refused.status] ?? 'Forbidden', refused);
+    }
+    if (this.closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
+    if (!release) return refuseUpgrade(socket, 503, 'Service Unavailable', { error: { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() }, headers: { 'retry-after': '1' } });
+    // The raw socket closes however the upgrade ends (refused mid-handshake, or the session's end).
+    socket.once('close', release);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws));
   }
 
   /** Closes every socket and session and stops accepting upgrades. */
@@ -143,7 +148,7 @@ function frameText(data: RawData): string {
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 421: 'Misdirected Request' };
 
 /** Ends an upgrade with a plain HTTP refusal; with `detail`, a JSON-RPC error body (id null) and its headers. */
-function refuseUpgrade(socket: Duplex, status: number, reason: string, detail?: { error: RpcErrorBody; headers?: Record<string, string> }): void {
+export function refuseUpgrade(socket: Duplex, status: number, reason: string, detail?: { error: RpcErrorBody; headers?: Record<string, string> }): void {
   const body = detail ? JSON.stringify(errorResponse(null, detail.error)) : '';
   const extra = Object.entries(detail?.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   const type = detail ? 'Content-Type: application/json\r\n' : '';

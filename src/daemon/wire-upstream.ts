@@ -1,0 +1,109 @@
+import { LegacyToLegacyBridge } from '../../bridges/legacy-to-legacy/index.js';
+import { LegacyToModernBridge } from '../../bridges/legacy-to-modern/index.js';
+import { ModernToModernBridge } from '../../bridges/modern-to-modern/index.js';
+import { ModernToLegacyBridge } from '../../bridges/modern-to-legacy/index.js';
+import { ListenBudget } from '../../bridges/shared/listen-budget.js';
+import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
+import type { UpstreamFacts } from '../contracts/upstream.js';
+import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
+import { ModernStdioLink } from '../links/modern-stdio-link.js';
+import { buildUpstream, type Upstream } from './build-upstream.js';
+import { InflightCalls } from './inflight-calls.js';
+import type { BridgeOptions } from './options.js';
+import { ToolFilter } from './tool-filter.js';
+
+/** Counters of one wired upstream (see BridgeStats). */
+export interface UpstreamStats {
+  inflight: number;
+  draining: boolean;
+  children: number;
+  pool?: { sessions: number; leased: number; queued: number };
+  parked?: number;
+  listens?: number;
+}
+
+/** One upstream with its bridges in front: the handlers a face serves, counted and filtered. */
+export interface WiredUpstream {
+  readonly facts: UpstreamFacts;
+  readonly modern: ModernHandler;
+  readonly legacy: LegacyHandler;
+  /** Refuses new requests, ends listens gracefully, and resolves once calls in flight are done (true) or `graceMs` passed / `hurry` aborted (false). */
+  drain(graceMs: number, hurry?: AbortSignal): Promise<boolean>;
+  /** Closes the bridges, the pool and the link (children: stdin EOF, SIGTERM, SIGKILL). */
+  close(): Promise<void>;
+  stats(): UpstreamStats;
+}
+
+/**
+ * Builds the link for the detected upstream, picks one bridge per client epoch,
+ * and wraps both handlers: the tool filter (`allowTools`/`denyTools`) innermost,
+ * so a hidden tool is refused before anything goes upstream, and InflightCalls
+ * outermost, so a graceful stop counts every request.
+ */
+export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions): WiredUpstream {
+  const upstream = buildUpstream(facts, opts);
+  const bridges = handlersFor(upstream, opts);
+  const filter = ToolFilter.from(opts.allowTools, opts.denyTools);
+  const inflight = new InflightCalls();
+  const modern = inflight.wrapModern(filter ? filter.wrapModern(bridges.modern) : bridges.modern);
+  const legacy = inflight.wrapLegacy(filter ? filter.wrapLegacy(bridges.legacy) : bridges.legacy);
+  return {
+    facts,
+    modern,
+    legacy,
+    drain: (graceMs, hurry) => inflight.drain(graceMs, hurry),
+    close: async () => {
+      await Promise.allSettled([modern.close(), legacy.close()]);
+      if (upstream.epoch === 'legacy') await upstream.pool.close();
+      await upstream.link.close();
+    },
+    stats: () => ({
+      inflight: inflight.size,
+      draining: inflight.draining,
+      children: childPids(upstream).length,
+      ...(upstream.epoch === 'legacy' ? { pool: upstream.pool.stats() } : {}),
+      ...(bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : {}),
+    }),
+  };
+}
+
+function childPids(upstream: Upstream): number[] {
+  const link = upstream.link;
+  if (link instanceof LegacyStdioLink) return link.pids();
+  if (link instanceof ModernStdioLink && link.pid !== undefined) return [link.pid];
+  return [];
+}
+
+/** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
+function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernHandler; legacy: LegacyHandler } {
+  const logger = opts.logger.child({ side: 'bridge' });
+  // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
+  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget: new ListenBudget(opts.maxListens) };
+  if (upstream.epoch === 'modern') {
+    return {
+      modern: new ModernToModernBridge({ ...common, link: upstream.link }),
+      legacy: new LegacyToModernBridge({
+        ...common,
+        link: upstream.link,
+        facts: upstream.facts,
+        maxInputRounds: opts.maxInputRounds,
+        inputTimeoutMs: opts.inputTimeoutMs,
+      }),
+    };
+  }
+  const dedicated = upstream.link.kind !== 'stdio';
+  return {
+    modern: new ModernToLegacyBridge({
+      ...common,
+      pool: upstream.pool,
+      facts: upstream.facts,
+      requestStateTtlMs: opts.requestStateTtlMs,
+      requestStateKey: opts.requestStateKey,
+      maxParkedCalls: opts.maxParkedCalls,
+    }),
+    legacy: new LegacyToLegacyBridge({
+      ...common,
+      upstream: dedicated ? { kind: 'dedicated', link: upstream.link } : { kind: 'pooled', pool: upstream.pool },
+    }),
+  };
+}
