@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
 import type { CallSignal } from '../contracts/upstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { parseJsonRpc, stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { isErrorResponse, isNotification, isRequest, isResultResponse, outcomeOf, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { withVerbatim } from '../jsonrpc/verbatim.js';
@@ -44,7 +45,7 @@ function abortMessage(signal: { readonly reason: unknown }): string {
  * naming the HTTP status, network failure, abort or dropped stream. Never rejects.
  */
 export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> {
-  const request = { method: 'POST', headers: x.headers, body: x.text ?? JSON.stringify(x.body), signal: x.signal };
+  const request = { method: 'POST', headers: x.headers, body: x.text ?? stringifyJsonRpc(x.body), signal: x.signal };
   let res: IncomingMessage;
   try {
     const send = () => exchange(x.target, request);
@@ -78,7 +79,7 @@ async function readJson(res: IncomingMessage, x: ModernExchange): Promise<RpcOut
   const text = (await readWhole(res)).toString('utf8');
   let msg: unknown;
   try {
-    msg = text === '' ? undefined : JSON.parse(text);
+    msg = text === '' ? undefined : parseJsonRpc(text);
   } catch {
     msg = undefined;
   }
@@ -100,7 +101,7 @@ function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
       if (final !== undefined || e.event !== 'message' || e.data === '') return;
       let msg: unknown;
       try {
-        msg = JSON.parse(e.data);
+        msg = parseJsonRpc(e.data);
       } catch {
         x.logger.warn('upstream.sse.bad-json', { method: x.body.method, id: x.body.id });
         return;
