@@ -10,7 +10,7 @@ import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer }
 import { EVERYTHING_STDIO_COMMAND, stopProcess } from '../helpers/processes.js';
 import { httpRequest, OpenSse } from '../helpers/raw-http.js';
 import { startV1SessionServer, type V1SessionServer } from '../helpers/v1-session-server.js';
-import { httpRecorder, stdinTee, type Recorder } from './accept-helpers.js';
+import { httpRecorder, stdinTee, until, type Recorder } from './accept-helpers.js';
 
 /**
  * Issue 11: a JSON-RPC id comes back exactly as the client wrote it, integers
@@ -231,6 +231,8 @@ interface Upstream {
   faces: Face[];
   /** Faces whose requests reach the upstream with the client's own id (an m2m HTTP relay). */
   verbatim?: Face[];
+  /** What the upstream receives is recorded (a stdin tee, an HTTP recorder). */
+  recorded?: boolean;
 }
 
 function registerEcho(mcp: McpServer): void {
@@ -242,6 +244,7 @@ const UPSTREAMS: Upstream[] = [
     name: 'server-everything over stdio',
     directions: 'modern-to-legacy, legacy-to-legacy',
     faces: ALL_FACES,
+    recorded: true,
     start: async () => {
       const tee = stdinTee(EVERYTHING_STDIO_COMMAND);
       return { args: ['--', ...tee.command], recorder: tee.recorder, stop: () => tee.recorder.close() };
@@ -252,6 +255,7 @@ const UPSTREAMS: Upstream[] = [
     directions: 'modern-to-modern (verbatim relay), legacy-to-modern',
     faces: ALL_FACES,
     verbatim: ['modern POST /mcp', 'stdio modern'],
+    recorded: true,
     start: async () => {
       const fixture: RunningModernServer = await startModernHttpServer();
       const recorder = await httpRecorder(fixture.url);
@@ -294,22 +298,26 @@ describe.each(UPSTREAMS)('exact ids: $name ($directions)', (u) => {
     await roundTrip(face, cli, upstream.args, u.verbatim?.includes(face) ?? false);
   });
 
-  it('what the upstream receives: the bridge’s own ids where it remaps, the client’s bytes where it relays verbatim', () => {
-    if (!upstream.recorder) return;
-    const raw = upstream.recorder.raw();
-    const calls = raw.filter((t) => t.includes('"tools/call"'));
-    expect(calls.length).toBeGreaterThan(0);
-    if (u.name === 'the modern fixture over HTTP') {
-      // The modern POST face relays the client's request as it was written.
-      for (const token of BIG) expect(calls.some((t) => t === modernEcho(token, `m${BIG.indexOf(token)}`))).toBe(true);
-    } else {
+  it.skipIf(!u.recorded)('what the upstream receives: the bridge’s own ids where it remaps, the client’s bytes where it relays verbatim', async () => {
+    const modern = await modernPost(cli.url);
+    const legacy = await legacyHttp(cli.url);
+    await Promise.all(BIG.flatMap((token, i) => [modern.send(modernEcho(token, `up-m${i}`)), legacy.send(legacyEcho(token, `up-l${i}`))]));
+    await legacy.close();
+    const raw = upstream.recorder!.raw();
+    const sent = (message: string) => raw.filter((t) => t.includes(`"${message}"`));
+    for (const [i, token] of BIG.entries()) {
       // A legacy session upstream carries the bridge's own ids, never a client's.
-      for (const token of BIG) expect(calls.some((t) => t.includes(token))).toBe(false);
+      expect(sent(`up-l${i}`)).toHaveLength(1);
+      expect(carriesId(sent(`up-l${i}`)[0]!, token)).toBe(false);
+      // The modern POST face relays to a modern HTTP upstream the request as the client wrote it; anything else remaps.
+      expect(sent(`up-m${i}`)).toHaveLength(1);
+      if (u.verbatim?.includes('modern POST /mcp')) expect(sent(`up-m${i}`)[0]).toBe(modernEcho(token, `up-m${i}`));
+      else expect(carriesId(sent(`up-m${i}`)[0]!, token)).toBe(false);
     }
   });
 });
 
-describe('exact ids: a server→client request under a big id maps back (legacy-to-legacy, scripted stdio upstream)', () => {
+describe('exact ids: a server→client request under a big id maps back (scripted stdio upstream)', () => {
   let cli: RunningCli;
 
   beforeAll(async () => {
@@ -320,7 +328,7 @@ describe('exact ids: a server→client request under a big id maps back (legacy-
     await cli?.close();
   });
 
-  it('the client answers the bridge’s id; the upstream gets its own 9007199254740993 back, byte-identical', async () => {
+  it('legacy-to-legacy: the client answers the bridge’s id; the upstream gets its own 9007199254740993 back, byte-identical', async () => {
     const ws = new WebSocket(`${cli.url.replace('http', 'ws')}/ws`, 'mcp');
     const inbox = new RawInbox();
     ws.on('message', (data) => inbox.push(String(data)));
@@ -338,6 +346,59 @@ describe('exact ids: a server→client request under a big id maps back (legacy-
       const seen = (JSON.parse(answer) as { result: { content: Array<{ text: string }> } }).result.content[0]!.text;
       expect(carriesId(seen, '9007199254740993'), seen).toBe(true);
       expect(seen).toContain('"model":"m"');
+    } finally {
+      ws.close();
+    }
+  });
+
+  it('modern-to-legacy: the request becomes an input request; the retry’s answer reaches the upstream under 9007199254740993', async () => {
+    const caps = { sampling: {} };
+    const post = (token: string, params: Record<string, unknown>) =>
+      httpRequest(portOf(cli.url), {
+        method: 'POST',
+        path: '/mcp',
+        headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'ask' },
+        body: `{"jsonrpc":"2.0","id":${token},"method":"tools/call","params":${JSON.stringify({ name: 'ask', arguments: {}, ...params, _meta: { ...meta, 'io.modelcontextprotocol/clientCapabilities': caps } })}}`,
+      }, 15_000);
+    const first = await post('12345678901234567890123', {});
+    expect(carriesId(first.body, '12345678901234567890123'), first.body).toBe(true);
+    const parked = (JSON.parse(first.body) as { result: { resultType: string; inputRequests: Record<string, { method: string }>; requestState: string } }).result;
+    expect(parked.resultType).toBe('input_required');
+    const [key, entry] = Object.entries(parked.inputRequests)[0]!;
+    expect(entry.method).toBe('sampling/createMessage');
+    const inputResponses = { [key]: { role: 'assistant', content: { type: 'text', text: 'ok' }, model: 'm' } };
+    const final = await post('-9007199254740993', { inputResponses, requestState: parked.requestState });
+    expect(carriesId(final.body, '-9007199254740993'), final.body).toBe(true);
+    const seen = (JSON.parse(final.body) as { result: { content: Array<{ text: string }> } }).result.content[0]!.text;
+    expect(carriesId(seen, '9007199254740993'), seen).toBe(true);
+    expect(seen).toContain('"model":"m"');
+  });
+});
+
+describe('exact ids: a cancel names a big id (legacy-to-legacy, SDK v1 stdio upstream)', () => {
+  let cli: RunningCli;
+
+  beforeAll(async () => {
+    cli = await startCli(['--log-level', 'warn', '--', process.execPath, path.join(FIXTURES, 'fault-server.mjs')]);
+  });
+
+  afterAll(async () => {
+    await cli?.close();
+  });
+
+  it('notifications/cancelled with requestId 9007199254740993 cancels that call upstream', async () => {
+    const ws = new WebSocket(`${cli.url.replace('http', 'ws')}/ws`, 'mcp');
+    const inbox = new RawInbox();
+    ws.on('message', (data) => inbox.push(String(data)));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    try {
+      ws.send(initialize());
+      await inbox.next((t) => carriesId(t, '0'));
+      ws.send(INITIALIZED);
+      ws.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"hang","arguments":{}}}');
+      await until(() => /hang started \d+/.test(cli.stderr()));
+      ws.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993,"reason":"exact"}}');
+      await until(() => /cancelled hang \d+ reason=cancelled by the client/.test(cli.stderr())).catch((err) => { throw new Error(`${err.message}\n${cli.stderr()}`); });
     } finally {
       ws.close();
     }
