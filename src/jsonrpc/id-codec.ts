@@ -19,6 +19,9 @@ import { idTokens, type IdTokens } from './id-tokens.js';
  * not byte-identical. Without it (messages from an upstream) they keep their
  * double value.
  *
+ * The same holds for the `params.requestId` of a `notifications/cancelled`:
+ * the id it names must find its request.
+ *
  * Cost: a message whose id is a safe integer at the start (`{"jsonrpc":"2.0","id":N`)
  * or at the end (`"id":N}`) is not scanned; others are, once.
  */
@@ -36,6 +39,7 @@ type Obj = Record<string, unknown>;
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 const JSONRPC_PREFIX = '{"jsonrpc":"2.0","id":';
 const ID_PREFIX = '{"id":';
+const CANCELLED = 'notifications/cancelled';
 /** A random 64-bit marker is in a message by chance never; a few tries bound the loop anyway. */
 const MARK_ATTEMPTS = 4;
 
@@ -66,8 +70,14 @@ function needsTokens(m: unknown, strict: boolean, text: string | undefined): boo
     if (!Number.isSafeInteger(id) || Object.is(id, -0)) return true;
     if (strict && (text === undefined || !plainIdAtEdge(text, id))) return true;
   }
+  return cancelledId(m) !== undefined;
+}
+
+/** The unsafe `params.requestId` of a `notifications/cancelled` (no other method's params are touched). */
+function cancelledId(m: Obj): number | undefined {
+  if (m.method !== CANCELLED) return undefined;
   const params = m.params;
-  return isObj(params) && typeof params.requestId === 'number' && !Number.isSafeInteger(params.requestId);
+  return isObj(params) && typeof params.requestId === 'number' && !Number.isSafeInteger(params.requestId) ? params.requestId : undefined;
 }
 
 /**
@@ -99,10 +109,8 @@ function revive(m: unknown, tokens: IdTokens, strict: boolean): void {
     if (exact === undefined && strict) throw new IdLiteralError(tokens.id);
     if (exact !== undefined) m.id = exact;
   }
-  const params = m.params;
-  if (isObj(params) && typeof params.requestId === 'number' && tokens.requestId !== undefined) {
-    params.requestId = exactId(params.requestId, tokens.requestId) ?? params.requestId;
-  }
+  const requestId = cancelledId(m);
+  if (requestId !== undefined && tokens.requestId !== undefined) (m.params as Obj).requestId = exactId(requestId, tokens.requestId) ?? requestId;
 }
 
 /** The id an integer literal stands for, exactly; undefined for any other form. */

@@ -36,6 +36,11 @@ describe('parseJsonRpc: the id a message carries, exactly', () => {
     expect((m.params as Obj).requestId).toBe(9007199254740993n);
   });
 
+  it('leaves a requestId in the params of any other method as JSON.parse makes it', () => {
+    const m = parseJsonRpc('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"requestId":9007199254740993}}') as Obj;
+    expect((m.params as Obj).requestId).toBe(9007199254740992);
+  });
+
   it('a batch: each element on its own', () => {
     const batch = parseJsonRpc('[{"jsonrpc":"2.0","id":9007199254740993,"method":"a"},5,{"jsonrpc":"2.0","id":"9007199254740993","method":"b"},{"jsonrpc":"2.0","id":3,"method":"c"}]', true) as Obj[];
     expect(batch.map((m) => (typeof m === 'object' ? m.id : m))).toEqual([9007199254740993n, 5, '9007199254740993', 3]);
