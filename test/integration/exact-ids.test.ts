@@ -233,6 +233,8 @@ interface Upstream {
   verbatim?: Face[];
   /** What the upstream receives is recorded (a stdin tee, an HTTP recorder). */
   recorded?: boolean;
+  /** The bridge itself names a listen's notifications by the listen's id (no verbatim relay of it). */
+  stampsListens?: boolean;
 }
 
 function registerEcho(mcp: McpServer): void {
@@ -245,6 +247,7 @@ const UPSTREAMS: Upstream[] = [
     directions: 'modern-to-legacy, legacy-to-legacy',
     faces: ALL_FACES,
     recorded: true,
+    stampsListens: true,
     start: async () => {
       const tee = stdinTee(EVERYTHING_STDIO_COMMAND);
       return { args: ['--', ...tee.command], recorder: tee.recorder, stop: () => tee.recorder.close() };
@@ -267,6 +270,7 @@ const UPSTREAMS: Upstream[] = [
     name: 'the modern fixture over stdio',
     directions: 'modern-to-modern (remapped ids), legacy-to-modern',
     faces: ['modern POST /mcp', 'initialize-era POST /mcp', 'stdio modern'],
+    stampsListens: true,
     start: async () => ({ args: ['--', ...MODERN_STDIO_COMMAND], stop: async () => {} }),
   },
   {
@@ -296,6 +300,25 @@ describe.each(UPSTREAMS)('exact ids: $name ($directions)', (u) => {
 
   it.each(u.faces)('%s: every answer carries its id token byte-identical', async (face) => {
     await roundTrip(face, cli, upstream.args, u.verbatim?.includes(face) ?? false);
+  });
+
+  it.skipIf(!u.stampsListens)('a listen’s notifications name it by its exact id (io.modelcontextprotocol/subscriptionId)', async () => {
+    const ac = new AbortController();
+    const body = `{"jsonrpc":"2.0","id":9007199254740993,"method":"subscriptions/listen","params":${JSON.stringify({ notifications: { toolsListChanged: true }, _meta: meta })}}`;
+    const res = await fetch(`${cli.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' }, body, signal: ac.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    try {
+      for (let guard = 0; guard < 1_000 && !text.includes('acknowledged'); guard++) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        text += new TextDecoder().decode(chunk.value);
+      }
+    } finally {
+      ac.abort();
+    }
+    expect(text).toContain('notifications/subscriptions/acknowledged');
+    expect(text).toContain('"io.modelcontextprotocol/subscriptionId":9007199254740993');
   });
 
   it.skipIf(!u.recorded)('what the upstream receives: the bridge’s own ids where it remaps, the client’s bytes where it relays verbatim', async () => {
