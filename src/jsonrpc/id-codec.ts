@@ -37,8 +37,8 @@ export class IdLiteralError extends Error {
 type Obj = Record<string, unknown>;
 
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
-const JSONRPC_PREFIX = '{"jsonrpc":"2.0","id":';
-const ID_PREFIX = '{"id":';
+/** How messages begin when their id comes first (SDK requests, most clients'). */
+const ID_FIRST = ['{"jsonrpc":"2.0","id":', '{"id":'];
 const CANCELLED = 'notifications/cancelled';
 /** A random 64-bit marker is in a message by chance never; a few tries bound the loop anyway. */
 const MARK_ATTEMPTS = 4;
@@ -88,7 +88,7 @@ function cancelledId(m: Obj): number | undefined {
  */
 function plainIdAtEdge(text: string, id: number): boolean {
   const t = String(id);
-  for (const prefix of [JSONRPC_PREFIX, ID_PREFIX]) {
+  for (const prefix of ID_FIRST) {
     if (text.startsWith(prefix) && text.startsWith(t, prefix.length)) {
       const next = text.charCodeAt(prefix.length + t.length);
       if (next === 0x2c || next === 0x7d) return true;
@@ -133,7 +133,7 @@ export function stringifyJsonRpc(message: unknown): string {
   for (let attempt = 0; attempt < MARK_ATTEMPTS; attempt++) {
     const mark = `\u0000id-${randomBytes(8).toString('hex')}:`;
     let clash = false;
-    const text = JSON.stringify(message, function (this: unknown, key: string, value: unknown) {
+    const text = JSON.stringify(message, (key: string, value: unknown) => {
       if (key.includes(mark) || (typeof value === 'string' && value.includes(mark))) clash = true;
       return typeof value === 'bigint' ? mark + value.toString() : value;
     });
