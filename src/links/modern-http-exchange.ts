@@ -93,6 +93,17 @@ async function readJson(res: IncomingMessage, x: ModernExchange): Promise<RpcOut
   return failure(`${statusLine} with a body that is not a JSON-RPC response`, { status, body: snippet });
 }
 
+/**
+ * Whether a response on the POST's own stream answers its request: by the id,
+ * or, for an id past 2^53, by the double a server that reads JSON numbers as
+ * doubles made of it (9007199254740993 answered as 9007199254740992). The
+ * client still gets its own id: the response is rebuilt under it.
+ */
+function answers(id: unknown, sent: RequestId): boolean {
+  if (id === sent) return true;
+  return typeof sent === 'bigint' && (typeof id === 'bigint' || typeof id === 'number') && Number(id) === Number(sent);
+}
+
 /** Reads SSE events until the request's own response; notifications on the way go to `onNotification`. */
 function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
   return new Promise((resolve, reject) => {
@@ -109,7 +120,7 @@ function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
       if (isNotification(msg)) {
         x.onNotification?.(msg);
       } else if (isResultResponse(msg) || isErrorResponse(msg)) {
-        if ((msg as { id?: unknown }).id === x.body.id) final = verbatimOutcome(msg, e.data);
+        if (answers((msg as { id?: unknown }).id, x.body.id)) final = verbatimOutcome(msg, e.data);
         else x.logger.warn('upstream.sse.foreign-response', { method: x.body.method, id: x.body.id });
       } else if (isRequest(msg)) {
         // Modern servers MUST NOT send requests (digest §1.5); nobody could answer it.

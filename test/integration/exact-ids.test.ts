@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +31,36 @@ interface Upstream {
   recorded?: boolean;
   /** The bridge itself names a listen's notifications by the listen's id (no verbatim relay of it). */
   stampsListens?: boolean;
+}
+
+/**
+ * A modern HTTP server that reads JSON numbers as doubles, as a naive one
+ * does: in front of the modern fixture, it answers every numeric id as the
+ * double it parsed (9007199254740993 → 9007199254740992), on an SSE reply.
+ */
+async function startRoundingServer(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  let seq = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown };
+      const parsed = msg.id;
+      if (typeof parsed === 'number') msg.id = ++seq;
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k === 'content-type' || k === 'accept' || k.startsWith('mcp-'))) as Record<string, string>;
+      const up = await fetch(target, { method: 'POST', headers, body: JSON.stringify(msg) });
+      const text = await up.text();
+      const messages = (up.headers.get('content-type') ?? '').includes('event-stream')
+        ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { id?: unknown })
+        : text === '' ? [] : [JSON.parse(text) as { id?: unknown }];
+      res.writeHead(up.status, { 'content-type': 'text/event-stream' });
+      for (const m of messages) res.write(`event: message\ndata: ${JSON.stringify('id' in m ? { ...m, id: parsed } : m)}\n\n`);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 function registerEcho(mcp: McpServer): void {
@@ -66,6 +98,16 @@ const UPSTREAMS: Upstream[] = [
     faces: ['modern POST /mcp', 'initialize-era POST /mcp', 'stdio modern'],
     stampsListens: true,
     start: async () => ({ args: ['--', ...MODERN_STDIO_COMMAND], stop: async () => {} }),
+  },
+  {
+    name: 'a modern HTTP server that rounds ids past 2^53 in its SSE replies',
+    directions: 'modern-to-modern (verbatim relay)',
+    faces: ['modern POST /mcp'],
+    start: async () => {
+      const fixture: RunningModernServer = await startModernHttpServer();
+      const rounding = await startRoundingServer(fixture.url);
+      return { args: ['--upstream', rounding.url], stop: async () => (await rounding.close(), await fixture.close()) };
+    },
   },
   {
     name: 'an SDK v1 Streamable HTTP server',
