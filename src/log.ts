@@ -75,6 +75,8 @@ export function createLogger(
 
 function errorReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message };
+  // An id beyond ±(2^53−1) (jsonrpc/id-codec.ts): logged as its digits, in a string.
+  if (typeof value === 'bigint') return value.toString();
   return value;
 }
 

@@ -22,7 +22,7 @@ function tooLarge(max: number): BodyOutcome {
  * Reads one POST body: 415 unless JSON, 413 past `maxBytes` (checked on
  * Content-Length first, then while streaming), 400 -32700 when it does not
  * parse ([SDK] statuses, digest §2.6), 400 -32600 when it nests deeper than
- * `maxDepth` or carries a numeric id JSON cannot hold exactly (inbound-json).
+ * `maxDepth` or carries a numeric id not written as an integer (inbound-json).
  */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number, maxDepth: number = DEFAULT_MAX_JSON_DEPTH): Promise<BodyOutcome> {
   if (!isJsonMediaType(req.headers['content-type'])) {

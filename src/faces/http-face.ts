@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { FaceUnit, type FaceUnitHandlers, type FaceUnitShared, type Handler } from './face-unit.js';
@@ -248,7 +249,7 @@ function routePath(url: string | undefined): string {
 }
 
 function writeJson(res: ServerResponse, value: unknown): void {
-  const body = JSON.stringify(value);
+  const body = stringifyJsonRpc(value);
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

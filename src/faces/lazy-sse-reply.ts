@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { verbatimText } from '../jsonrpc/verbatim.js';
 import type { Logger } from '../log.js';
 import { SseStream } from './sse-stream.js';
@@ -87,7 +88,7 @@ export class LazySseReply {
     if (this.dropped || this.res.destroyed) return;
     if (answer !== undefined) {
       // An upstream response relayed unchanged goes out as the upstream sent it (jsonrpc/verbatim.ts).
-      const body = verbatimText(answer) ?? JSON.stringify(answer);
+      const body = verbatimText(answer) ?? stringifyJsonRpc(answer);
       // A known length spares the chunked framing (one write instead of body + terminator).
       this.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...this.opts.headers });
       this.res.end(body);

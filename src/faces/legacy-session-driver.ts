@@ -10,6 +10,7 @@ import type { LegacyChannel, LegacyHandler, LegacyRequestContext, LegacySessionH
 import { LEGACY_FEATURES } from '../epochs/versions.js';
 import { toRpcErrorBody } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { idText } from '../jsonrpc/id-codec.js';
 import {
   errorResponse,
   isNotification,
@@ -211,7 +212,7 @@ export class LegacySessionDriver {
 
   private async handle(req: JSONRPCRequest, session: LegacySessionHandler, info: LegacySessionInfo, related: RelatedStream | undefined): Promise<JSONRPCResponse | undefined> {
     const key = idKey(req.id);
-    if (this.inflight.has(key)) return invalid(req.id, `Invalid Request: request id ${JSON.stringify(req.id)} is already in flight`);
+    if (this.inflight.has(key)) return invalid(req.id, `Invalid Request: request id ${idText(req.id)} is already in flight`);
     const ctx = new RequestContext(this, info, related);
     this.inflight.set(key, ctx);
     try {

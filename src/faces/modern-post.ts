@@ -3,6 +3,7 @@ import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } 
 import type { ModernHandler } from '../contracts/downstream.js';
 import { httpStatusForCode, toRpcErrorBody } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LazySseReply } from './lazy-sse-reply.js';
@@ -28,7 +29,7 @@ export function flatHeaders(req: IncomingMessage): Record<string, string | undef
 export function writeJsonError(res: ServerResponse, status: number, id: RequestId | null, error: RpcErrorBody, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(errorResponse(id, error)));
+  res.end(stringifyJsonRpc(errorResponse(id, error)));
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
-import { SSE_HEARTBEAT, SSE_RESPONSE_HEADERS, sseEvent, sseMessage } from '../wire/sse-writer.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
+import { SSE_HEARTBEAT, SSE_RESPONSE_HEADERS, sseEvent } from '../wire/sse-writer.js';
 import { heartbeatSweep } from './heartbeat-sweep.js';
 
 export interface SseStreamOptions {
@@ -49,7 +50,7 @@ export class SseStream {
 
   /** Writes a JSON-RPC message (or batch) as a `message` event; false when the stream is gone. */
   send(msg: JSONRPCMessage | JSONRPCMessage[]): boolean {
-    return this.write(sseMessage(msg));
+    return this.write(sseEvent('message', stringifyJsonRpc(msg)));
   }
 
   /** Writes a named event with raw data (e.g. the http+sse `endpoint` event). */

@@ -4,7 +4,8 @@ import type { LegacyHandler, ModernHandler, ModernRequestContext } from '../cont
 import { MODERN_VERSIONS } from '../epochs/versions.js';
 import { toRpcErrorBody } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
-import { errorResponse, isRequest, isResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
+import { idText, stringifyJsonRpc } from '../jsonrpc/id-codec.js';
+import { errorResponse, isRequest, isRequestId, isResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LineBuffer, LineTooLongError } from '../wire/index.js';
 import { parseInboundJson } from './inbound-json.js';
@@ -204,7 +205,7 @@ export class StdioFace {
   private async serve(request: JSONRPCRequest): Promise<void> {
     const key = idKey(request.id);
     if (this.inflight.has(key)) {
-      this.write(errorResponse(request.id, { code: RpcCode.InvalidRequest, message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use` }));
+      this.write(errorResponse(request.id, { code: RpcCode.InvalidRequest, message: `Invalid Request: id ${idText(request.id)} is already in use` }));
       return;
     }
     const controller = new AbortController();
@@ -237,7 +238,7 @@ export class StdioFace {
       return;
     }
     const requestId = (n.params as { requestId?: unknown } | undefined)?.requestId;
-    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    if (!isRequestId(requestId)) return;
     this.inflight.get(idKey(requestId))?.abort(new Error('cancelled by the client'));
   }
 
@@ -261,11 +262,12 @@ export class StdioFace {
 
   private write(msg: JSONRPCMessage | JSONRPCMessage[]): boolean {
     if (!this.outputOpen) return false;
-    this.output.write(JSON.stringify(msg) + '\n');
+    this.output.write(stringifyJsonRpc(msg) + '\n');
     return true;
   }
 }
 
+/** One key per id: 1, "1" and a bigint 1n-style id never share one. */
 function idKey(id: RequestId): string {
-  return typeof id === 'number' ? `n:${id}` : `s:${id}`;
+  return `${typeof id}:${id}`;
 }

@@ -4,6 +4,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { LegacyHandler } from '../contracts/downstream.js';
 import { isSupportedLegacyVersion, LEGACY_FEATURES, LEGACY_VERSIONS } from '../epochs/versions.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse, isRequest, isResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { LazySseReply } from './lazy-sse-reply.js';
@@ -161,7 +162,7 @@ export class StreamableHttpSessions {
     if (!release) {
       const id = isRequest(body) ? body.id : null;
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-      res.end(JSON.stringify(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() })));
+      res.end(stringifyJsonRpc(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() })));
       return;
     }
     const s = this.createSession(randomBytes(32).toString('hex'));
@@ -169,11 +170,11 @@ export class StreamableHttpSessions {
     const answer = await s.driver.receive(body);
     if (!s.driver.initialized || this.closing) {
       await s.driver.close('initialize refused');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(stringifyJsonRpc(answer));
       return;
     }
     this.sessions.set(s.id, s);
-    res.writeHead(200, { 'content-type': 'application/json', [SESSION_HEADER]: s.id }).end(JSON.stringify(answer));
+    res.writeHead(200, { 'content-type': 'application/json', [SESSION_HEADER]: s.id }).end(stringifyJsonRpc(answer));
     this.touch(s, 0);
   }
 
@@ -203,7 +204,7 @@ export class StreamableHttpSessions {
       if (!reply) {
         const answer = await s.driver.receive(body);
         // Only malformed messages get an answer here; accepted notifications and responses get 202, no body.
-        if (answer !== undefined) res.writeHead(400, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(answer));
+        if (answer !== undefined) res.writeHead(400, { 'content-type': 'application/json', ...headers }).end(stringifyJsonRpc(answer));
         else res.writeHead(202, headers).end();
         return;
       }

@@ -4,9 +4,11 @@ import type { Duplex } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { parseInboundJson } from './inbound-json.js';
+
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { isOriginAllowed } from './origin.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './sse-stream.js';
@@ -136,7 +138,7 @@ function sendFrame(ws: WebSocket, msg: JSONRPCMessage | JSONRPCMessage[], log: L
     ws.terminate();
     return false;
   }
-  ws.send(JSON.stringify(msg));
+  ws.send(stringifyJsonRpc(msg));
   return true;
 }
 

@@ -26,9 +26,13 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A valid JSON-RPC id: string or number (null is not an id of a request). */
+/**
+ * A valid JSON-RPC id: string or number (null is not an id of a request). At
+ * run time a RequestId may also be a bigint: an integer id beyond ±(2^53−1),
+ * kept exact by the codec (id-codec.ts).
+ */
 export function isRequestId(v: unknown): v is RequestId {
-  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint';
 }
 
 export function isRequest(m: unknown): m is JSONRPCRequest {

@@ -1,3 +1,4 @@
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { nodeHttpReply } from './node-http-reply.js';
 import { fetchReply, type UpstreamReply } from './upstream-reply.js';
 
@@ -48,7 +49,7 @@ export class HttpSessionClient {
 
   /** POSTs one JSON-RPC message (or batch); a request's answer may be JSON or SSE. */
   post(body: unknown, signal?: AbortSignal): Promise<UpstreamReply> {
-    return this.send('POST', this.headers({ accept: `${JSON_TYPE}, ${SSE_TYPE}`, 'content-type': JSON_TYPE }), JSON.stringify(body), signal);
+    return this.send('POST', this.headers({ accept: `${JSON_TYPE}, ${SSE_TYPE}`, 'content-type': JSON_TYPE }), stringifyJsonRpc(body), signal);
   }
 
   /** Opens the standalone stream, or resumes one with `Last-Event-ID` (digest §4.3 Resumability). */

@@ -1,4 +1,5 @@
 import { TransportError } from '../errors.js';
+import { parseJsonRpc } from '../jsonrpc/id-codec.js';
 import { SseParser } from '../wire/sse-parser.js';
 import type { UpstreamReply } from './upstream-reply.js';
 
@@ -39,7 +40,7 @@ export async function readMessageStream(res: UpstreamReply, handlers: MessageStr
     if (text.trim() !== '') {
       let value: unknown;
       try {
-        value = JSON.parse(text);
+        value = parseJsonRpc(text);
       } catch (err) {
         throw new TransportError(res.status, text.slice(0, 500), 'upstream answered with a body that is not JSON', { cause: err });
       }
@@ -61,7 +62,7 @@ async function readSse(res: UpstreamReply, handlers: MessageStreamHandlers, curs
     if (e.event !== 'message' || e.data.trim() === '') return;
     let value: unknown;
     try {
-      value = JSON.parse(e.data);
+      value = parseJsonRpc(e.data);
     } catch {
       handlers.onInvalid?.(e.data);
       return;

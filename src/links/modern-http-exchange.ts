@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
 import type { CallSignal } from '../contracts/upstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { parseJsonRpc, stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { isErrorResponse, isNotification, isRequest, isResultResponse, outcomeOf, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { withVerbatim } from '../jsonrpc/verbatim.js';
@@ -44,7 +45,7 @@ function abortMessage(signal: { readonly reason: unknown }): string {
  * naming the HTTP status, network failure, abort or dropped stream. Never rejects.
  */
 export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> {
-  const request = { method: 'POST', headers: x.headers, body: x.text ?? JSON.stringify(x.body), signal: x.signal };
+  const request = { method: 'POST', headers: x.headers, body: x.text ?? stringifyJsonRpc(x.body), signal: x.signal };
   let res: IncomingMessage;
   try {
     const send = () => exchange(x.target, request);
@@ -78,7 +79,7 @@ async function readJson(res: IncomingMessage, x: ModernExchange): Promise<RpcOut
   const text = (await readWhole(res)).toString('utf8');
   let msg: unknown;
   try {
-    msg = text === '' ? undefined : JSON.parse(text);
+    msg = text === '' ? undefined : parseJsonRpc(text);
   } catch {
     msg = undefined;
   }
@@ -92,6 +93,17 @@ async function readJson(res: IncomingMessage, x: ModernExchange): Promise<RpcOut
   return failure(`${statusLine} with a body that is not a JSON-RPC response`, { status, body: snippet });
 }
 
+/**
+ * Whether a response on the POST's own stream answers its request: by the id,
+ * or, for an id past 2^53, by the double a server that reads JSON numbers as
+ * doubles made of it (9007199254740993 answered as 9007199254740992). The
+ * client still gets its own id: the response is rebuilt under it.
+ */
+function answers(id: unknown, sent: RequestId): boolean {
+  if (id === sent) return true;
+  return typeof sent === 'bigint' && (typeof id === 'bigint' || typeof id === 'number') && Number(id) === Number(sent);
+}
+
 /** Reads SSE events until the request's own response; notifications on the way go to `onNotification`. */
 function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
   return new Promise((resolve, reject) => {
@@ -100,7 +112,7 @@ function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
       if (final !== undefined || e.event !== 'message' || e.data === '') return;
       let msg: unknown;
       try {
-        msg = JSON.parse(e.data);
+        msg = parseJsonRpc(e.data);
       } catch {
         x.logger.warn('upstream.sse.bad-json', { method: x.body.method, id: x.body.id });
         return;
@@ -108,7 +120,7 @@ function readSse(res: IncomingMessage, x: ModernExchange): Promise<RpcOutcome> {
       if (isNotification(msg)) {
         x.onNotification?.(msg);
       } else if (isResultResponse(msg) || isErrorResponse(msg)) {
-        if ((msg as { id?: unknown }).id === x.body.id) final = verbatimOutcome(msg, e.data);
+        if (answers((msg as { id?: unknown }).id, x.body.id)) final = verbatimOutcome(msg, e.data);
         else x.logger.warn('upstream.sse.foreign-response', { method: x.body.method, id: x.body.id });
       } else if (isRequest(msg)) {
         // Modern servers MUST NOT send requests (digest §1.5); nobody could answer it.

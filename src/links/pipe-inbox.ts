@@ -1,3 +1,4 @@
+import { parseJsonRpc } from '../jsonrpc/id-codec.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -37,7 +38,7 @@ export class PipeInbox {
     let msg: unknown;
     try {
       if (text === undefined) throw new Error('binary frame');
-      msg = JSON.parse(text);
+      msg = parseJsonRpc(text);
     } catch {
       this.log.warn(`upstream.${this.label}.not_json`, { length: text?.length });
       return;

@@ -3,6 +3,7 @@ import type { InitializeResult, JSONRPCMessage, JSONRPCNotification, JSONRPCRequ
 import type { CallHandlers, LegacyUpstreamSession, OutboundRequest, UnsolicitedHandlers, UpstreamInit } from '../contracts/upstream.js';
 import { BridgeError, RpcError, toRpcErrorBody, type BridgeErrorCode } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import {
   errorResponse,
   isErrorResponse,
@@ -167,7 +168,7 @@ class PipeSession implements LegacyUpstreamSession {
       this.routeNotification(m);
       return;
     }
-    this.log.warn('upstream.invalid_message', { message: JSON.stringify(m).slice(0, 200) });
+    this.log.warn('upstream.invalid_message', { message: stringifyJsonRpc(m).slice(0, 200) });
   }
 
   /** digest §5.3 case A items 8–9: ping locally; otherwise the one call that can take it, else unsolicited. */

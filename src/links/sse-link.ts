@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { EventSource } from 'eventsource';
 import { BridgeError, TransportError } from '../errors.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import type { Logger } from '../log.js';
 import { safeUrl, type HttpLinkOptions } from './legacy-http-link.js';
 import type { MessagePipe } from './message-pipe.js';
@@ -98,7 +99,7 @@ class SsePipe implements MessagePipe {
     const res = await doFetch(this.endpoint, {
       method: 'POST',
       headers,
-      body: JSON.stringify(msg),
+      body: stringifyJsonRpc(msg),
       signal: AbortSignal.any([this.ac.signal, AbortSignal.timeout(POST_TIMEOUT_MS)]),
     });
     const text = await res.text().catch(() => '');

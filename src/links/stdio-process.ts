@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { BridgeError } from '../errors.js';
+import { parseJsonRpc, stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import type { Logger } from '../log.js';
 import { LineBuffer, LineTooLongError } from '../wire/line-buffer.js';
 import type { MessagePipe } from './message-pipe.js';
@@ -92,7 +93,7 @@ export class StdioProcess implements MessagePipe {
     }
     if (this.closeReason !== undefined || !this.child.stdin.writable) return Promise.reject(this.notRunning('BRIDGE_ERR_UPSTREAM_CLOSED'));
     // JSON.stringify escapes newlines inside strings, so one message is one line.
-    const line = JSON.stringify(msg) + '\n';
+    const line = stringifyJsonRpc(msg) + '\n';
     return new Promise((resolve, reject) => {
       this.outLines.push(line);
       this.outWaiters.push({ resolve, reject });
@@ -221,7 +222,7 @@ export class StdioProcess implements MessagePipe {
   private deliverLine(line: string): void {
     let msg: unknown;
     try {
-      msg = JSON.parse(line);
+      msg = parseJsonRpc(line);
     } catch {
       // digest §3: stdout should carry only MCP messages; tolerate stray output.
       this.log.warn('stdio.non_json_stdout', { pid: this.pid, line: line.slice(0, 200) });

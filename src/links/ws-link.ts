@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import WebSocket from 'ws';
 import { BridgeError, TransportError } from '../errors.js';
+import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import type { Logger } from '../log.js';
 import { safeUrl, type HttpLinkOptions } from './legacy-http-link.js';
 import type { MessagePipe } from './message-pipe.js';
@@ -72,7 +73,7 @@ class WsPipe implements MessagePipe {
     if (this.inbox.closeReason !== undefined || this.ws.readyState !== WebSocket.OPEN) {
       return Promise.reject(new BridgeError('BRIDGE_ERR_UPSTREAM_CLOSED', `WebSocket closed: ${this.inbox.closeReason ?? 'not open'}`));
     }
-    return new Promise((resolve, reject) => this.ws.send(JSON.stringify(msg), (err) => (err ? reject(err) : resolve())));
+    return new Promise((resolve, reject) => this.ws.send(stringifyJsonRpc(msg), (err) => (err ? reject(err) : resolve())));
   }
 
   onMessage(listener: (msg: unknown) => void): void {

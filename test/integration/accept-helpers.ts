@@ -36,6 +36,8 @@ export function textOf(result: unknown): string {
 /** What the upstream server received, client→server messages in arrival order. */
 export interface Recorder {
   received(): Obj[];
+  /** The same, as the text that arrived (a stdin line, a POST body). */
+  raw(): string[];
   close(): Promise<void>;
 }
 
@@ -66,23 +68,23 @@ child.on('exit', (code) => process.exit(code ?? 1));
 export function stdinTee(upstream: string[] = EVERYTHING_STDIO_COMMAND): { command: string[]; recorder: Recorder } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'accept-m2l-'));
   const log = path.join(dir, 'stdin.jsonl');
-  const received = () => {
-    let text = '';
+  const raw = () => {
     try {
-      text = readFileSync(log, 'utf8');
+      return readFileSync(log, 'utf8').split('\n').filter(Boolean);
     } catch {
       return [];
     }
-    return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj);
   };
+  const received = () => raw().map((l) => JSON.parse(l) as Obj);
   const command = [process.execPath, '-e', STDIN_TEE, log, ...upstream];
-  return { command, recorder: { received, close: async () => rmSync(dir, { recursive: true, force: true }) } };
+  return { command, recorder: { received, raw, close: async () => rmSync(dir, { recursive: true, force: true }) } };
 }
 
 /** A pass-through HTTP recorder in front of `target` (SSE responses stream through as they come). */
 export async function httpRecorder(target: string): Promise<Recorder & { url: string }> {
   const t = new URL(target);
   const seen: Obj[] = [];
+  const bodies: string[] = [];
   const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -90,6 +92,7 @@ export async function httpRecorder(target: string): Promise<Recorder & { url: st
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       if (body.length > 0) {
+        bodies.push(body.toString('utf8'));
         try {
           seen.push(...[JSON.parse(body.toString('utf8')) as Obj].flat());
         } catch {
@@ -115,6 +118,7 @@ export async function httpRecorder(target: string): Promise<Recorder & { url: st
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     received: () => seen,
+    raw: () => bodies,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
