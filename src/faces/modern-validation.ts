@@ -5,6 +5,8 @@ import { MODERN_VERSIONS, isSupportedModernVersion } from '../epochs/versions.js
 import { httpStatusForCode } from '../errors.js';
 import { checkParamHeaders, checkStandardHeaders, type HeaderProblem, type ParamHeaderSpec } from '../wire/index.js';
 import { isServedModernMethod, methodNotFoundMessage } from './modern-methods.js';
+import { modernParamsProblem } from './modern-validation-params.js';
+import { paramsPath } from './params-shape.js';
 
 /**
  * The 2026-07-28 validation ladder for one inbound modern message (digest
@@ -110,8 +112,8 @@ function unsupported(id: RequestId | null, requested: string): ModernVerdict {
 /**
  * Runs the ladder in the order of digest §2.6: shape (-32600) → header/body
  * version (-32020) → envelope (-32602) → supported version (-32022) →
- * standard headers (-32020) → method table (-32601, 404) → `Mcp-Param-*`
- * (-32020). `headers` (lower-cased names) is undefined on stdio.
+ * standard headers (-32020) → method table (-32601, 404) → params shape
+ * (-32602, 400; modern-validation-params.ts) → `Mcp-Param-*` (-32020). `headers` (lower-cased names) is undefined on stdio.
  */
 export function validateModernMessage(body: unknown, headers: Headers | undefined, paramHeaders?: (tool: string) => ParamHeaderSpec[] | undefined): ModernVerdict {
   const shape = shapeRejection(body);
@@ -138,6 +140,12 @@ export function validateModernMessage(body: unknown, headers: Headers | undefine
   }
 
   if (!isServedModernMethod(req.method)) return reject(id, RpcCode.MethodNotFound, methodNotFoundMessage(req.method));
+
+  const bad = modernParamsProblem(req.method, req.params);
+  if (bad) {
+    const field = paramsPath(bad);
+    return reject(id, RpcCode.InvalidParams, `Invalid params for ${req.method}: ${field}: ${bad.problem}`, { field, problem: bad.problem });
+  }
 
   if (headers && paramHeaders && req.method === 'tools/call') {
     const params = req.params as Obj;

@@ -1,0 +1,38 @@
+import { RpcCode } from '../../src/jsonrpc/codes.js';
+import type { RpcErrorBody } from '../../src/jsonrpc/messages.js';
+
+/**
+ * Whether a legacy server's error to `resources/read` says that the requested
+ * resource does not exist, so the modern answer can carry `data.uri` (digest
+ * §1.10, §5.2; SEP-2164: "-32602 with the requested URI in data").
+ *
+ * Legacy servers say it two ways: the retired `-32002` (2025-11-25 and earlier,
+ * always about a missing resource), or `-32602` with a message, which is what
+ * SDK v1's McpServer (and so server-everything) sends: "Resource <uri> not
+ * found". `-32602` also means bad arguments of every other kind, so it counts
+ * only when the message names the requested URI *and* says it is absent.
+ * `-32603` and other codes are the server's own failures and stay as they are.
+ */
+
+/** Phrases servers use for an absent resource; without one a -32602 is some other invalid param. */
+const ABSENT = /\bnot found\b|\bunknown resource\b|\bdoes not exist\b|\bno such resource\b/i;
+
+/** The spellings of `uri` a server may have echoed: as sent, and as WHATWG URL serialises it (SDK v1 echoes `new URL(uri)`). */
+function spellings(uri: string): string[] {
+  try {
+    const href = new URL(uri).href;
+    return href === uri ? [uri] : [uri, href];
+  } catch {
+    return [uri];
+  }
+}
+
+/** The requested URI when `err` is that resource's not-found error, else undefined. */
+export function notFoundUri(err: RpcErrorBody, method: string | undefined, params: Record<string, unknown> | undefined): string | undefined {
+  const uri = params?.uri;
+  if (typeof uri !== 'string') return undefined;
+  if (err.code === RpcCode.LegacyResourceNotFound) return uri;
+  if (err.code !== RpcCode.InvalidParams || method !== 'resources/read') return undefined;
+  if (!ABSENT.test(err.message)) return undefined;
+  return spellings(uri).some((s) => err.message.includes(s)) ? uri : undefined;
+}
