@@ -112,8 +112,8 @@ function unsupported(id: RequestId | null, requested: string): ModernVerdict {
 /**
  * Runs the ladder in the order of digest §2.6: shape (-32600) → header/body
  * version (-32020) → envelope (-32602) → supported version (-32022) →
- * standard headers (-32020) → method table (-32601, 404) → params shape
- * (-32602, 400; modern-validation-params.ts) → `Mcp-Param-*` (-32020). `headers` (lower-cased names) is undefined on stdio.
+ * params shape of a known method (-32602, 400; modern-validation-params.ts) →
+ * standard headers (-32020) → method table (-32601, 404) → `Mcp-Param-*` (-32020). `headers` (lower-cased names) is undefined on stdio.
  */
 export function validateModernMessage(body: unknown, headers: Headers | undefined, paramHeaders?: (tool: string) => ParamHeaderSpec[] | undefined): ModernVerdict {
   const shape = shapeRejection(body);
@@ -134,6 +134,14 @@ export function validateModernMessage(body: unknown, headers: Headers | undefine
   const claimed = meta![PROTOCOL_VERSION_KEY] as string;
   if (!isSupportedModernVersion(claimed)) return unsupported(id, claimed);
 
+  // Before the standard headers: Mcp-Name mirrors params.name / params.uri, and a
+  // body without a string there has nothing a header could match (-32602, not -32020).
+  const bad = modernParamsProblem(req.method, req.params);
+  if (bad) {
+    const field = paramsPath(bad);
+    return reject(id, RpcCode.InvalidParams, `Invalid params for ${req.method}: ${field}: ${bad.problem}`, { field, problem: bad.problem });
+  }
+
   if (headers) {
     const problem = checkStandardHeaders(headers, req as { method: string; params?: Obj });
     if (problem) return mismatch(id, problem);
@@ -141,11 +149,6 @@ export function validateModernMessage(body: unknown, headers: Headers | undefine
 
   if (!isServedModernMethod(req.method)) return reject(id, RpcCode.MethodNotFound, methodNotFoundMessage(req.method));
 
-  const bad = modernParamsProblem(req.method, req.params);
-  if (bad) {
-    const field = paramsPath(bad);
-    return reject(id, RpcCode.InvalidParams, `Invalid params for ${req.method}: ${field}: ${bad.problem}`, { field, problem: bad.problem });
-  }
 
   if (headers && paramHeaders && req.method === 'tools/call') {
     const params = req.params as Obj;
