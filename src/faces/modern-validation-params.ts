@@ -13,8 +13,8 @@ type Served = {
   [M in keyof typeof MODERN_METHODS]: (typeof MODERN_METHODS)[M]['status'] extends 'removed' ? never : M;
 }[keyof typeof MODERN_METHODS];
 
-/** `PaginatedRequestParams`. */
-const paginated = shape({ cursor: opt(str) });
+/** `PaginatedRequestParams` (the same in every revision). */
+export const paginated = shape({ cursor: opt(str) });
 
 /**
  * `InputResponseRequestParams`: each `InputResponses` value is an ElicitResult,
@@ -29,6 +29,13 @@ const completionRef = tagged('type', {
   'ref/resource': shape({ uri: req(str) }),
 });
 
+/** `CompleteRequestParams` (the same in 2025-06-18 onwards). */
+export const completeParams = shape({
+  ref: req(completionRef),
+  argument: req(shape({ name: req(str), value: req(str) })),
+  context: opt(shape({ arguments: opt(record(str)) })),
+});
+
 /** Every served method; a method added to MODERN_METHODS is a compile error here until it has its rule. */
 export const MODERN_PARAMS: Record<Served, Check> = {
   'server/discover': anyObject,
@@ -39,11 +46,7 @@ export const MODERN_PARAMS: Record<Served, Check> = {
   'tools/call': shape({ name: req(str), arguments: opt(record(anyValue)), ...mrtr }),
   'prompts/get': shape({ name: req(str), arguments: opt(record(str)), ...mrtr }),
   'resources/read': shape({ uri: req(str), ...mrtr }),
-  'completion/complete': shape({
-    ref: req(completionRef),
-    argument: req(shape({ name: req(str), value: req(str) })),
-    context: opt(shape({ arguments: opt(record(str)) })),
-  }),
+  'completion/complete': completeParams,
   'subscriptions/listen': shape({
     notifications: req(
       shape({
