@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { httpRequest } from '../helpers/raw-http.js';
+import { rawEverythingLines, type StdioLines } from './accept-helpers.js';
 import { startRecordingV1Server, startRecordingV2Server, type RecordingServer } from '../helpers/recording-servers.js';
 
 /**
@@ -101,3 +102,23 @@ suite('modern client → modern server (SDK v2)', () =>
     }));
   }),
 );
+
+describe('modern client over --stdio → server-everything (stdio)', () => {
+  let io: StdioLines;
+  rawEverythingLines((lines) => (io = lines));
+
+  it.each([
+    ['tools/call', { name: 'echo', arguments: 'hello' }, 'params.arguments'],
+    ['prompts/get', { name: 'simple-prompt', arguments: { a: 1 } }, 'params.arguments.a'],
+    ['resources/read', { uri: 1 }, 'params.uri'],
+  ])('%s %j → -32602 naming %s', async (method, params, field) => {
+    const reply = await io.request(`bad-${nextId++}`, method, params);
+    expect(reply.error).toMatchObject({ code: -32602, data: { field } });
+    expect(reply.error.message).toContain(field);
+  });
+
+  it('a well-formed call on the same line still works', async () => {
+    const reply = await io.request(`good-${nextId++}`, 'tools/call', { name: 'echo', arguments: { message: 'fine' } });
+    expect(JSON.stringify(reply.result.content)).toContain('fine');
+  });
+});
