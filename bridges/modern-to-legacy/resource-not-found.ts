@@ -10,12 +10,27 @@ import type { RpcErrorBody } from '../../src/jsonrpc/messages.js';
  * always about a missing resource), or `-32602` with a message, which is what
  * SDK v1's McpServer (and so server-everything) sends: "Resource <uri> not
  * found". `-32602` also means bad arguments of every other kind, so it counts
- * only when the message names the requested URI *and* says it is absent.
+ * only when the message says that the requested URI itself is absent.
  * `-32603` and other codes are the server's own failures and stay as they are.
  */
 
-/** Phrases servers use for an absent resource; without one a -32602 is some other invalid param. */
-const ABSENT = /\bnot found\b|\bunknown resource\b|\bdoes not exist\b|\bno such resource\b/i;
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The URI itself said to be absent: "Resource <uri> not found" (SDK v1 McpServer),
+ * "<uri> does not exist", or "Unknown resource: <uri>" (server-everything's wording),
+ * "Resource not found: <uri>". A message that merely mentions the URI near such a
+ * phrase ("<uri> links to x://b, which was not found") does not count.
+ */
+function saysAbsent(message: string, uri: string): boolean {
+  const u = escape(uri);
+  const q = `['"\`]?`;
+  const after = new RegExp(`(?<![^\\s'"\`(:])${q}${u}${q}\\s+(?:was\\s+|is\\s+)?(?:not found|does not exist)\\b`, 'i');
+  const before = new RegExp(`\\b(?:unknown resource|no such resource|resource not found)\\s*:?\\s*${q}${u}${q}(?![^\\s'"\`.,;)])`, 'i');
+  return after.test(message) || before.test(message);
+}
 
 /** The spellings of `uri` a server may have echoed: as sent, and as WHATWG URL serialises it (SDK v1 echoes `new URL(uri)`). */
 function spellings(uri: string): string[] {
@@ -33,6 +48,5 @@ export function notFoundUri(err: RpcErrorBody, method: string | undefined, param
   if (typeof uri !== 'string') return undefined;
   if (err.code === RpcCode.LegacyResourceNotFound) return uri;
   if (err.code !== RpcCode.InvalidParams || method !== 'resources/read') return undefined;
-  if (!ABSENT.test(err.message)) return undefined;
-  return spellings(uri).some((s) => err.message.includes(s)) ? uri : undefined;
+  return spellings(uri).some((s) => saysAbsent(err.message, s)) ? uri : undefined;
 }

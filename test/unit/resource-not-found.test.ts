@@ -14,6 +14,11 @@ describe('notFoundUri: which legacy errors say the requested resource is absent'
     ['-32602 naming the URI but not absence', { code: -32602, message: `Invalid URI: ${U} has no host` }, 'resources/read', { uri: U }, undefined],
     ['-32602 not found of a tool', { code: -32602, message: `Tool ${U} not found` }, 'tools/call', { name: U, uri: U }, undefined],
     ['-32603 from a handler that threw', { code: -32603, message: `Unknown resource: ${U}` }, 'resources/read', { uri: U }, undefined],
+    ['"Resource not found: <uri>"', { code: -32602, message: `Resource not found: ${U}.` }, 'resources/read', { uri: U }, U],
+    ['"<uri> does not exist" in quotes', { code: -32602, message: `'${U}' does not exist` }, 'resources/read', { uri: U }, U],
+    ['another resource is the absent one', { code: -32602, message: `Resource ${U} links to test://b, which was not found` }, 'resources/read', { uri: U }, undefined],
+    ['a longer URI is the unknown one', { code: -32602, message: `Unknown resource: ${U}/child` }, 'resources/read', { uri: U }, undefined],
+    ['the URI is the tail of a longer one', { code: -32602, message: `Resource x${U} not found` }, 'resources/read', { uri: U }, undefined],
     ['no uri in the request', { code: -32602, message: 'Resource x not found' }, 'resources/read', {}, undefined],
   ])('%s', (_name, err, method, params, uri) => {
     expect(notFoundUri(err, method, params)).toBe(uri);
