@@ -21,7 +21,7 @@ import {
 } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { legacyParamsProblem } from './legacy-params.js';
-import { paramsPath } from './params-shape.js';
+import { invalidParamsError } from './params-shape.js';
 import { PendingClientRequests } from './pending-client-requests.js';
 
 /** How long a client may take to answer a bridged server→client request, unless told otherwise. */
@@ -214,10 +214,7 @@ export class LegacySessionDriver {
   private async handle(req: JSONRPCRequest, session: LegacySessionHandler, info: LegacySessionInfo, related: RelatedStream | undefined): Promise<JSONRPCResponse | undefined> {
     // Malformed params stop here, in-band like an SDK v1 server's -32602, before any bridge or upstream sees them.
     const bad = legacyParamsProblem(req.method, req.params);
-    if (bad) {
-      const field = paramsPath(bad);
-      return errorResponse(req.id, { code: RpcCode.InvalidParams, message: `Invalid params for ${req.method}: ${field}: ${bad.problem}`, data: { field, problem: bad.problem } });
-    }
+    if (bad) return errorResponse(req.id, invalidParamsError(req.method, bad));
     const key = idKey(req.id);
     if (this.inflight.has(key)) return invalid(req.id, `Invalid Request: request id ${JSON.stringify(req.id)} is already in flight`);
     const ctx = new RequestContext(this, info, related);

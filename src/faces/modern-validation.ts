@@ -6,7 +6,7 @@ import { httpStatusForCode } from '../errors.js';
 import { checkParamHeaders, checkStandardHeaders, type HeaderProblem, type ParamHeaderSpec } from '../wire/index.js';
 import { isServedModernMethod, methodNotFoundMessage } from './modern-methods.js';
 import { modernParamsProblem } from './modern-validation-params.js';
-import { paramsPath } from './params-shape.js';
+import { invalidParamsError } from './params-shape.js';
 
 /**
  * The 2026-07-28 validation ladder for one inbound modern message (digest
@@ -113,7 +113,8 @@ function unsupported(id: RequestId | null, requested: string): ModernVerdict {
  * Runs the ladder in the order of digest §2.6: shape (-32600) → header/body
  * version (-32020) → envelope (-32602) → supported version (-32022) →
  * params shape of a known method (-32602, 400; modern-validation-params.ts) →
- * standard headers (-32020) → method table (-32601, 404) → `Mcp-Param-*` (-32020). `headers` (lower-cased names) is undefined on stdio.
+ * standard headers (-32020) → method table (-32601, 404) → `Mcp-Param-*`
+ * (-32020). `headers` (lower-cased names) is undefined on stdio.
  */
 export function validateModernMessage(body: unknown, headers: Headers | undefined, paramHeaders?: (tool: string) => ParamHeaderSpec[] | undefined): ModernVerdict {
   const shape = shapeRejection(body);
@@ -138,8 +139,8 @@ export function validateModernMessage(body: unknown, headers: Headers | undefine
   // body without a string there has nothing a header could match (-32602, not -32020).
   const bad = modernParamsProblem(req.method, req.params);
   if (bad) {
-    const field = paramsPath(bad);
-    return reject(id, RpcCode.InvalidParams, `Invalid params for ${req.method}: ${field}: ${bad.problem}`, { field, problem: bad.problem });
+    const error = invalidParamsError(req.method, bad);
+    return reject(id, error.code, error.message, error.data);
   }
 
   if (headers) {
@@ -148,7 +149,6 @@ export function validateModernMessage(body: unknown, headers: Headers | undefine
   }
 
   if (!isServedModernMethod(req.method)) return reject(id, RpcCode.MethodNotFound, methodNotFoundMessage(req.method));
-
 
   if (headers && paramHeaders && req.method === 'tools/call') {
     const params = req.params as Obj;

@@ -1,3 +1,6 @@
+import { RpcCode } from '../jsonrpc/codes.js';
+import type { RpcErrorBody } from '../jsonrpc/messages.js';
+
 /**
  * Small shape checks for request params, shared by the modern and legacy
  * param tables. A check returns the first problem it finds, with the path
@@ -104,4 +107,10 @@ export function tagged(tag: string, variants: Record<string, Check>): Check {
 /** `params.a.b` for a problem found in a request's params. */
 export function paramsPath(p: ShapeProblem): string {
   return ['params', ...p.path].join('.');
+}
+
+/** The -32602 body for a request whose params do not fit its method; `data.field` names the offending field. */
+export function invalidParamsError(method: string, p: ShapeProblem): RpcErrorBody & { data: { field: string; problem: string } } {
+  const field = paramsPath(p);
+  return { code: RpcCode.InvalidParams, message: `Invalid params for ${method}: ${field}: ${p.problem}`, data: { field, problem: p.problem } };
 }

@@ -99,6 +99,18 @@ describe('the ladder refuses bad params with 400 -32602 naming the field', () =>
     if (!verdict.ok) expect(verdict.error.message).toContain(`${method}: ${field}:`);
   });
 
+  it('a tools/call without a name is -32602 naming params.name, before the Mcp-Name header rung', () => {
+    const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
+    const verdict = validateModernMessage({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {}, _meta: meta } }, headers);
+    expect(verdict).toMatchObject({ ok: false, status: 400, error: { code: -32602, data: { field: 'params.name', problem: 'missing' } } });
+  });
+
+  it('well-formed params still meet the header rungs (-32020 for a missing Mcp-Name)', () => {
+    const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
+    const verdict = validateModernMessage({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 't', _meta: meta } }, headers);
+    expect(verdict).toMatchObject({ ok: false, status: 400, error: { code: -32020 } });
+  });
+
   it('an unknown method is still -32601 (404), not a params error', () => {
     const verdict = validateModernMessage({ jsonrpc: '2.0', id: 1, method: 'nope/x', params: { arguments: 'x', _meta: meta } }, undefined);
     expect(verdict).toMatchObject({ ok: false, status: 404, error: { code: -32601 } });
