@@ -29,7 +29,7 @@ const completionRef = tagged('type', {
   'ref/resource': shape({ uri: req(str) }),
 });
 
-/** `CompleteRequestParams` (the same in 2025-06-18 onwards). */
+/** `CompleteRequestParams`; 2025-06-18 added `context`, which earlier clients never send, so one rule serves every revision. */
 export const completeParams = shape({
   ref: req(completionRef),
   argument: req(shape({ name: req(str), value: req(str) })),
