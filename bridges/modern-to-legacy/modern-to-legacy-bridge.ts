@@ -254,7 +254,7 @@ export class ModernToLegacyBridge implements ModernHandler {
   }
 
   #shape(c: Call, outcome: RpcOutcome): RpcOutcome {
-    if ('error' in outcome) return { error: shapeError(outcome.error, { params: c.env.params, requestedVersion: c.env.protocolVersion }) };
+    if ('error' in outcome) return { error: shapeError(outcome.error, { method: c.req.method, params: c.env.params, requestedVersion: c.env.protocolVersion }) };
     return { result: shapeResult(outcome.result, { method: c.req.method, cacheable: c.spec.cacheable, serverInfo: this.#serverInfo }) };
   }
 

@@ -3,6 +3,7 @@ import { MODERN_VERSIONS } from '../../src/epochs/versions.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcErrorBody } from '../../src/jsonrpc/messages.js';
 import { META } from './modern-envelope.js';
+import { notFoundUri } from './resource-not-found.js';
 
 /**
  * Legacy results and errors as a 2026-07-28 client must see them (digest §1.6,
@@ -63,15 +64,20 @@ function isUnsupportedVersion(err: RpcErrorBody): boolean {
 }
 
 /**
- * A legacy error as a modern one: `-32002` → `-32602` with `data.uri`
- * (digest §1.10: -32002 is retired), a legacy version refusal → `-32022` with
- * the bridge's modern versions (digest §5.1). Other errors pass through.
+ * A legacy error as a modern one: a not-found of the requested resource →
+ * `-32602` with `data.uri` (`-32002` is retired, digest §1.10; which errors
+ * count: resource-not-found.ts), a legacy version refusal → `-32022` with the
+ * bridge's modern versions (digest §5.1). Other errors pass through.
  */
-export function shapeError(err: RpcErrorBody, context: { params?: Obj; requestedVersion?: string }): RpcErrorBody {
-  if (err.code === RpcCode.LegacyResourceNotFound) {
-    const uri = context.params?.uri;
+export function shapeError(err: RpcErrorBody, context: { method?: string; params?: Obj; requestedVersion?: string }): RpcErrorBody {
+  const uri = notFoundUri(err, context.method, context.params);
+  if (uri !== undefined) {
     const data = isObj(err.data) ? err.data : err.data === undefined ? {} : { upstream: err.data };
-    return { code: RpcCode.InvalidParams, message: err.message, data: typeof uri === 'string' && data.uri === undefined ? { ...data, uri } : data };
+    return { code: RpcCode.InvalidParams, message: err.message, data: data.uri === undefined ? { ...data, uri } : data };
+  }
+  if (err.code === RpcCode.LegacyResourceNotFound) {
+    // A -32002 without a requested URI to name (not a resources/read): still never emitted in 2026.
+    return { code: RpcCode.InvalidParams, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) };
   }
   if (isUnsupportedVersion(err)) {
     const data: Obj = { supported: [...MODERN_VERSIONS] };

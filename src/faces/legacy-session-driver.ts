@@ -21,6 +21,8 @@ import {
   resultResponse,
 } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { legacyParamsProblem } from './legacy-params.js';
+import { invalidParamsError } from './params-shape.js';
 import { PendingClientRequests } from './pending-client-requests.js';
 
 /** How long a client may take to answer a bridged server→client request, unless told otherwise. */
@@ -211,6 +213,9 @@ export class LegacySessionDriver {
   }
 
   private async handle(req: JSONRPCRequest, session: LegacySessionHandler, info: LegacySessionInfo, related: RelatedStream | undefined): Promise<JSONRPCResponse | undefined> {
+    // Malformed params stop here, in-band like an SDK v1 server's -32602, before any bridge or upstream sees them.
+    const bad = legacyParamsProblem(req.method, req.params);
+    if (bad) return errorResponse(req.id, invalidParamsError(req.method, bad));
     const key = idKey(req.id);
     if (this.inflight.has(key)) return invalid(req.id, `Invalid Request: request id ${idText(req.id)} is already in flight`);
     const ctx = new RequestContext(this, info, related);

@@ -5,6 +5,8 @@ import { MODERN_VERSIONS, isSupportedModernVersion } from '../epochs/versions.js
 import { httpStatusForCode } from '../errors.js';
 import { checkParamHeaders, checkStandardHeaders, type HeaderProblem, type ParamHeaderSpec } from '../wire/index.js';
 import { isServedModernMethod, methodNotFoundMessage } from './modern-methods.js';
+import { modernParamsProblem } from './modern-validation-params.js';
+import { invalidParamsError } from './params-shape.js';
 
 /**
  * The 2026-07-28 validation ladder for one inbound modern message (digest
@@ -110,6 +112,7 @@ function unsupported(id: RequestId | null, requested: string): ModernVerdict {
 /**
  * Runs the ladder in the order of digest §2.6: shape (-32600) → header/body
  * version (-32020) → envelope (-32602) → supported version (-32022) →
+ * params shape of a known method (-32602, 400; modern-validation-params.ts) →
  * standard headers (-32020) → method table (-32601, 404) → `Mcp-Param-*`
  * (-32020). `headers` (lower-cased names) is undefined on stdio.
  */
@@ -131,6 +134,14 @@ export function validateModernMessage(body: unknown, headers: Headers | undefine
   }
   const claimed = meta![PROTOCOL_VERSION_KEY] as string;
   if (!isSupportedModernVersion(claimed)) return unsupported(id, claimed);
+
+  // Before the standard headers: Mcp-Name mirrors params.name / params.uri, and a
+  // body without a string there has nothing a header could match (-32602, not -32020).
+  const bad = modernParamsProblem(req.method, req.params);
+  if (bad) {
+    const error = invalidParamsError(req.method, bad);
+    return reject(id, error.code, error.message, error.data);
+  }
 
   if (headers) {
     const problem = checkStandardHeaders(headers, req as { method: string; params?: Obj });
