@@ -118,7 +118,9 @@ oauthOptions(
     .command('login')
     .description('run the OAuth flow toward an upstream URL now, and store its tokens')
     .argument('<url>', 'the upstream URL'),
-).action(async (url: string, flags: CliFlags) => {
+).action(async (url: string, _flags: CliFlags, cmd: Command) => {
+  // The daemon's own --oauth-* options share these names: commander hands them to either.
+  const flags = cmd.optsWithGlobals<CliFlags>();
   const upstream = upstreamFrom({ upstream: url }, []);
   if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', 'login needs an upstream URL');
   const logger = createLogger((process.env.MCP_BRIDGE_LOG_LEVEL as 'info') ?? 'warn');
@@ -130,7 +132,8 @@ program
   .description('remove the OAuth tokens and registration stored for an upstream URL')
   .argument('<url>', 'the upstream URL')
   .option('--oauth-dir <dir>', 'where they are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
-  .action(async (url: string, flags: OAuthFlags) => {
+  .action(async (url: string, _flags: OAuthFlags, cmd: Command) => {
+    const flags = cmd.optsWithGlobals<OAuthFlags>();
     const upstream = upstreamFrom({ upstream: url }, []);
     if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', 'logout needs an upstream URL');
     process.stderr.write((await logoutCommand(upstream.url, oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
@@ -141,7 +144,8 @@ program
   .description('OAuth state: `mcp-bridge auth status` lists upstreams with stored tokens (scopes, expiry; never a token)')
   .argument('<what>', 'status')
   .option('--oauth-dir <dir>', 'where they are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
-  .action(async (what: string, flags: OAuthFlags) => {
+  .action(async (what: string, _flags: OAuthFlags, cmd: Command) => {
+    const flags = cmd.optsWithGlobals<OAuthFlags>();
     if (what !== 'status') throw new BridgeError('BRIDGE_ERR_USAGE', `mcp-bridge auth knows only: status (got '${what}')`);
     process.stdout.write((await authStatusCommand(oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
   });
