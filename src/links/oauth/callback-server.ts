@@ -39,10 +39,15 @@ export class CallbackServer {
     return `http://127.0.0.1:${this.port}${CALLBACK_PATH}`;
   }
 
-  /** Listens on 127.0.0.1 at `preferred`, else the next free port above it. */
-  static async listen(preferred: number): Promise<CallbackServer> {
+  /**
+   * Listens on 127.0.0.1 at `preferred`; with `walk`, a busy port gives way to
+   * the next free one (a derived port: the registration is then made afresh).
+   * An explicit `--oauth-callback-port` names a redirect URI the authorization
+   * server already knows, so it is used as given or not at all.
+   */
+  static async listen(preferred: number, walk = true): Promise<CallbackServer> {
     let last: unknown;
-    for (let port = preferred; port <= Math.min(65_535, preferred + MORE_PORTS); port++) {
+    for (let port = preferred; port <= Math.min(65_535, walk ? preferred + MORE_PORTS : preferred); port++) {
       const server = http.createServer();
       try {
         await new Promise<void>((resolve, reject) => {

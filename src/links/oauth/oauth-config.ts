@@ -39,7 +39,7 @@ export const DEFAULT_OAUTH: OAuthConfig = {
   grant: 'authorization_code',
   noBrowser: false,
   timeoutMs: 300_000,
-  maxStepUps: 3,
+  maxStepUps: 2,
 };
 
 /** The `--oauth-*` flags as commander hands them over. */

@@ -151,7 +151,7 @@ export class UpstreamOAuth implements UpstreamAuth {
 
   private async authorize(req: FlowRequest): Promise<void> {
     const interactive = this.cfg.grant === 'authorization_code';
-    const callback = interactive && !req.refreshOnly ? await CallbackServer.listen(this.cfg.callbackPort ?? derivedCallbackPort(this.upstream)) : undefined;
+    const callback = interactive && !req.refreshOnly ? await CallbackServer.listen(this.cfg.callbackPort ?? derivedCallbackPort(this.upstream), this.cfg.callbackPort === undefined) : undefined;
     this.browserAllowed = callback !== undefined;
     // A refresh needs no callback, but the provider must name the redirect URI the registration was made for.
     this.provider.redirectTarget = callback?.redirectUrl ?? (interactive ? `http://127.0.0.1:${this.cfg.callbackPort ?? derivedCallbackPort(this.upstream)}/oauth/callback` : undefined);
@@ -163,6 +163,9 @@ export class UpstreamOAuth implements UpstreamAuth {
       forceReauthorization = isStrictScopeSuperset(scope, tokens?.scope);
     }
     if (scope !== undefined) this.requested = computeScopeUnion(this.requested, scope);
+    // A token the server refused may come from an authorization server it no longer trusts: discover again,
+    // so a changed `authorization_servers` is seen and the stale registration and tokens are not reused (SEP-2352).
+    if (req.sent !== undefined && !req.stepUp && !req.refreshOnly) await this.provider.invalidateCredentials('discovery');
     const options = { serverUrl: this.serverUrl, scope, resourceMetadataUrl: req.resourceMetadataUrl ?? this.resourceMetadataUrl, forceReauthorization };
     const started = Date.now();
     try {
