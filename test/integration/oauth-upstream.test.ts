@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { readFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { derivedCallbackPort } from '../../src/links/oauth/callback-server.js';
 import { CLI_ENTRY, runCli, startCli, type RunningCli } from '../helpers/cli.js';
 import { startAuthServer, startProtectedServer, type AuthServer, type ProtectedServer } from '../helpers/oauth-upstream.js';
 
@@ -59,7 +61,7 @@ async function callEcho(client: Client): Promise<string> {
   return result.content[0].text;
 }
 
-describe('OAuth toward a protected upstream', () => {
+describe('OAuth toward a protected upstream', { timeout: 60_000 }, () => {
   beforeEach(() => setup());
 
   it('a desktop client on --stdio: the 401 at the probe runs the flow, tokens are stored 0600 in a 0700 directory', async () => {
@@ -110,6 +112,20 @@ describe('OAuth toward a protected upstream', () => {
     expect((await runCli(['auth', 'status', '--oauth-dir', dir])).stdout).toMatch(/no stored tokens/);
   });
 
+  it('a busy callback port: the next free one, and a fresh registration (the stored one names the old port)', async () => {
+    expect((await runCli(['login', rs.url, '--oauth-dir', dir], 15_000)).code).toBe(0);
+    const port = derivedCallbackPort(rs.url);
+    const squatter = createServer();
+    await new Promise<void>((resolve, reject) => squatter.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+    running.push({ close: () => new Promise<void>((r) => squatter.close(() => r())) });
+    const again = await runCli(['login', rs.url, '--oauth-dir', dir], 15_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(as.provider.counters).toMatchObject({ registrations: 2, authorizations: 2 });
+    const [file] = (await readdir(dir)).filter((f) => f.endsWith('.json'));
+    const record = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as { client: { redirect_uris: string[] } };
+    expect(record.client.redirect_uris).toEqual([`http://127.0.0.1:${port + 1}/oauth/callback`]);
+  });
+
   it('a flow that cannot finish ends the start with exit 1 and a message naming the OAuth failure', async () => {
     const result = await runCli(['--upstream', rs.url, '--oauth-dir', dir, '--oauth-no-browser', '--oauth-timeout', '300', '--listen', '127.0.0.1:0']);
     expect(result.code).toBe(1);
@@ -118,7 +134,7 @@ describe('OAuth toward a protected upstream', () => {
   });
 });
 
-describe('OAuth refresh and late challenges', () => {
+describe('OAuth refresh and late challenges', { timeout: 60_000 }, () => {
   it('a token about to expire is refreshed before it is sent, without a new authorization', async () => {
     await setup({ accessTtlSec: 30 });
     const client = await httpClient(await httpBridge());
