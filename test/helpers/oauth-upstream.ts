@@ -94,6 +94,11 @@ class MemoryProvider implements OAuthServerProvider {
     return info;
   }
 
+  /** Forgets the access tokens only (the server restarted, or they were revoked one by one); refresh tokens still work. */
+  revokeAccess(): void {
+    this.access.clear();
+  }
+
   /** Forgets every token it issued: what a user revoking the grant does. */
   revokeAll(): void {
     this.access.clear();

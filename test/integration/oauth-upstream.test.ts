@@ -94,6 +94,14 @@ describe('OAuth toward a protected upstream', { timeout: 60_000 }, () => {
     expect(as.provider.counters.authorizations).toBe(2);
   });
 
+  it('a 401 on a stale token refreshes it, without a new authorization', async () => {
+    const client = await httpClient(await httpBridge());
+    expect(await callEcho(client)).toBe('ok');
+    as.provider.revokeAccess();
+    expect(await callEcho(client)).toBe('ok');
+    expect(as.provider.counters).toMatchObject({ authorizations: 1, refreshes: 1 });
+  });
+
   it('login stores tokens and exits 0, auth status lists scopes and expiry but no token, logout removes them', async () => {
     const login = await runCli(['login', rs.url, '--oauth-dir', dir], 15_000);
     expect(login.code, login.stderr).toBe(0);

@@ -3,7 +3,8 @@
 // bridge as the OAuth client under test, through each face a client uses:
 //   node test/conformance/runner/auth-scenarios.mjs [--faces http,stdio] [--spec 2025-11-25] [scenario ...]
 // `http` is an SDK v1 client on the bridge's HTTP face, `stdio` an SDK v1
-// client that spawns the bridge with --stdio. Prints one verdict per run:
+// client that spawns the bridge with --stdio, `modern` an SDK v2 client
+// (2026-07-28) on the HTTP face. Prints one verdict per run:
 // PASS, or FAIL with the FAILURE and WARNING checks (both count) and the
 // client's error. Writes nothing into the tree but .conformance/results/auth/.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { ensureSuite } from './suite-install.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const DRIVER = path.join(HERE, 'client-driver.mjs');
 const OUT = path.join(ROOT, '.conformance', 'results', 'auth');
-const MODE = { http: 'legacy', stdio: 'stdio' };
+const MODE = { http: 'legacy', stdio: 'stdio', modern: 'modern' };
 /** Extensions this client implements (the not-scored client-credentials pair); DPoP, WIF and enterprise-managed are not. */
 const EXTENSIONS = new Set(['auth/client-credentials-basic', 'auth/client-credentials-jwt']);
 
