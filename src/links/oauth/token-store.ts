@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 
@@ -66,12 +66,6 @@ export class TokenStore {
     await writeFile(tmp, JSON.stringify(record, null, 2) + '\n', { mode: FILE_MODE });
     await rename(tmp, this.file);
     return record;
-  }
-
-  async remove(): Promise<boolean> {
-    const had = (await this.read()).tokens !== undefined || (await this.read()).client !== undefined;
-    await rm(this.file, { force: true });
-    return had;
   }
 }
 
