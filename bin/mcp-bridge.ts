@@ -7,6 +7,8 @@ import { startBridge, type RunningBridge } from '../src/daemon/start-bridge.js';
 import { optionsFor, startServers, type RunningServers } from '../src/daemon/start-servers.js';
 import { loadServersConfig, optionsFromConfig, serverSecrets } from '../src/config/load-servers-config.js';
 import { probeUpstream } from '../src/epochs/probe-upstream.js';
+import { oauthConfigFrom, type OAuthFlags } from '../src/links/oauth/oauth-config.js';
+import { authStatusCommand, loginCommand, logoutCommand } from '../src/links/oauth/oauth-commands.js';
 import { createLogger } from '../src/log.js';
 import { DEFAULT_OPTIONS as D } from '../src/daemon/options.js';
 import { BRIDGE_VERSION } from '../src/version.js';
@@ -16,6 +18,22 @@ const EXIT_UPSTREAM = 1;
 const EXIT_USAGE = 2;
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The `--oauth-*` flags, on the daemon and on `login`. */
+function oauthOptions(cmd: Command): Command {
+  return cmd
+    .option('--oauth-dir <dir>', 'where OAuth tokens and registrations are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
+    .option('--oauth-client-id <id>', 'a pre-registered OAuth client id (else a metadata document URL, else dynamic registration)')
+    .option('--oauth-client-secret <secret>', 'its secret; env MCP_BRIDGE_OAUTH_CLIENT_SECRET (preferred: argv is visible to other users)')
+    .option('--oauth-client-metadata-url <url>', 'an https Client ID Metadata Document URL, used when the server supports them')
+    .option('--oauth-callback-port <port>', 'the 127.0.0.1 port of the OAuth callback (default: derived from the upstream URL)')
+    .option('--oauth-scope <scopes>', 'the scopes to ask for (default: the challenge\'s, else the server\'s scopes_supported)')
+    .option('--oauth-resource <uri>', 'the RFC 8707 resource to ask for (default: the one the protected-resource metadata names)')
+    .addOption(new Option('--oauth-grant <grant>', 'authorization_code (a browser) or client_credentials (unattended)').choices(['authorization_code', 'client_credentials']))
+    .option('--oauth-private-key <pem file>', 'sign private_key_jwt client assertions with this key (with --oauth-client-id)')
+    .option('--oauth-no-browser', 'only print the authorization URL on stderr (default: BROWSER, else the system opener)')
+    .option('--oauth-timeout <ms>', 'how long to wait for the browser to come back (default 300000)');
+}
 
 const program = new Command('mcp-bridge')
   .description('Lets any MCP client talk to any MCP server, whatever protocol epoch each side speaks.')
@@ -56,7 +74,8 @@ const program = new Command('mcp-bridge')
   .option('--input-timeout <ms>', `how long a legacy client has to answer a bridged server→client request (default ${D.inputTimeoutMs})`)
   .option('--wait-for-upstream [ms]', 'if the upstream is unreachable at start, probe again with backoff (for ms, or until it answers) instead of exiting 1')
   .option('--shutdown-timeout <ms>', `on SIGTERM/SIGINT, how long calls in flight may finish before the bridge closes everything (default ${D.shutdownTimeoutMs})`)
-  .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)')
+  .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)');
+oauthOptions(program)
   .addHelpText('after', `
 Examples:
   mcp-bridge                                   wrap the bundled reference server, serve http://127.0.0.1:8808/mcp
@@ -74,6 +93,7 @@ Examples:
                                                one server of the file, for a desktop client
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
+  mcp-bridge login https://example.com/mcp     authorize with OAuth now (a 401 at any time does it too)
 
 Exit codes: 0 clean shutdown, 1 upstream unreachable or not MCP at start, 2 bad usage.`)
   .showHelpAfterError('(run mcp-bridge --help for every flag)')
@@ -142,6 +162,42 @@ function reloadConfig(running: RunningServers, file: string, secrets: string[], 
     process.stderr.write(`mcp-bridge: SIGHUP: kept the running config, ${(err as Error).message}\n`);
   }
 }
+oauthOptions(
+  program
+    .command('login')
+    .description('run the OAuth flow toward an upstream URL now, and store its tokens')
+    .argument('<url>', 'the upstream URL'),
+).action(async (url: string, _flags: CliFlags, cmd: Command) => {
+  // The daemon's own --oauth-* options share these names: commander hands them to either.
+  const flags = cmd.optsWithGlobals<CliFlags>();
+  const upstream = upstreamFrom({ upstream: url }, []);
+  if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', 'login needs an upstream URL');
+  const logger = createLogger((process.env.MCP_BRIDGE_LOG_LEVEL as 'info') ?? 'warn');
+  process.stderr.write((await loginCommand(upstream.url, oauthConfigFrom(flags), logger)) + '\n');
+});
+
+program
+  .command('logout')
+  .description('remove the OAuth tokens and registration stored for an upstream URL')
+  .argument('<url>', 'the upstream URL')
+  .option('--oauth-dir <dir>', 'where they are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
+  .action(async (url: string, _flags: OAuthFlags, cmd: Command) => {
+    const flags = cmd.optsWithGlobals<OAuthFlags>();
+    const upstream = upstreamFrom({ upstream: url }, []);
+    if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', 'logout needs an upstream URL');
+    process.stderr.write((await logoutCommand(upstream.url, oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
+  });
+
+program
+  .command('auth')
+  .description('OAuth state: `mcp-bridge auth status` lists upstreams with stored tokens (scopes, expiry; never a token)')
+  .argument('<what>', 'status')
+  .option('--oauth-dir <dir>', 'where they are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
+  .action(async (what: string, _flags: OAuthFlags, cmd: Command) => {
+    const flags = cmd.optsWithGlobals<OAuthFlags>();
+    if (what !== 'status') throw new BridgeError('BRIDGE_ERR_USAGE', `mcp-bridge auth knows only: status (got '${what}')`);
+    process.stdout.write((await authStatusCommand(oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
+  });
 
 /** First signal: graceful stop within `graceMs`; second: close now (children still get EOF, SIGTERM, SIGKILL); third: exit. */
 function handleSignals(bridge: Pick<RunningBridge | RunningServers, 'close'>, graceMs: number): void {

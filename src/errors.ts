@@ -37,6 +37,8 @@ export type BridgeErrorCode =
   | 'BRIDGE_ERR_UPSTREAM_CLOSED'
   | 'BRIDGE_ERR_TIMEOUT'
   | 'BRIDGE_ERR_POOL_EXHAUSTED'
+  /** The bridge could not authorize itself toward the upstream (OAuth, src/links/oauth/). */
+  | 'BRIDGE_ERR_AUTH'
   | 'BRIDGE_ERR_CLOSED';
 
 /** A local failure (bad configuration, an upstream that cannot be reached...). */

@@ -145,3 +145,32 @@ export interface UpstreamFacts {
   /** For legacy upstreams, the InitializeResult of the probe session. */
   initialize?: InitializeResult;
 }
+
+/** What an upstream answered that may ask for credentials: a 401, or a 403 (`insufficient_scope`). */
+export interface AuthChallenge {
+  status: number;
+  /** The `WWW-Authenticate` header, as sent. */
+  wwwAuthenticate?: string;
+}
+
+/** Retries one request has spent on challenges; the auth bounds them. */
+export interface AuthTries {
+  unauthorized: number;
+  stepUps: number;
+}
+
+/**
+ * The bridge's own credentials toward the upstream (OAuth: src/links/oauth/).
+ * Wherever a link builds an upstream request it asks for the header, and on a
+ * 401/403 asks whether to send the request again.
+ */
+export interface UpstreamAuth {
+  /** The `Authorization` value for the next request, refreshed first when the token is about to expire. */
+  header(): Promise<string | undefined>;
+  /**
+   * The upstream answered `c` to a request sent with `sent`. Resolves true once
+   * new credentials are ready (send it again), false when the answer is not an
+   * OAuth challenge; rejects with BridgeError BRIDGE_ERR_AUTH when the flow fails.
+   */
+  challenged(c: AuthChallenge, sent: string | undefined, tries: AuthTries): Promise<boolean>;
+}

@@ -1,7 +1,8 @@
-import type { LegacyLink, ModernLink, UpstreamFacts } from '../contracts/upstream.js';
+import type { LegacyLink, ModernLink, UpstreamAuth, UpstreamFacts } from '../contracts/upstream.js';
 import { LegacyHttpLink } from '../links/legacy-http-link.js';
 import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
 import { lineLimitedFetch } from '../links/line-limited-fetch.js';
+import { authorizedFetch } from '../links/oauth/authorized-fetch.js';
 import { ModernHttpLink } from '../links/modern-http-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
 import { SessionPool } from '../links/session-pool.js';
@@ -15,10 +16,10 @@ export type Upstream =
   | { epoch: 'legacy'; link: LegacyLink; pool: SessionPool; facts: UpstreamFacts };
 
 /** Builds the link (and for legacy servers, the session pool) that fits the facts. */
-export function buildUpstream(facts: UpstreamFacts, opts: BridgeOptions): Upstream {
+export function buildUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth): Upstream {
   const logger = opts.logger.child({ side: 'upstream' });
   const target = opts.upstream;
-  const common = { logger, callTimeoutMs: opts.callTimeoutMs };
+  const common = { logger, callTimeoutMs: opts.callTimeoutMs, auth };
   if (facts.epoch === 'modern') {
     const link: ModernLink =
       target.kind === 'command'
@@ -31,12 +32,14 @@ export function buildUpstream(facts: UpstreamFacts, opts: BridgeOptions): Upstre
   return { epoch: 'legacy', link, pool, facts };
 }
 
-function legacyLinkFor(facts: UpstreamFacts, opts: BridgeOptions, common: { logger: BridgeOptions['logger']; callTimeoutMs: number }): LegacyLink {
+function legacyLinkFor(facts: UpstreamFacts, opts: BridgeOptions, common: { logger: BridgeOptions['logger']; callTimeoutMs: number; auth?: UpstreamAuth }): LegacyLink {
   const target = opts.upstream;
   if (target.kind === 'command') {
     return new LegacyStdioLink({ ...common, command: target.command, args: target.args, env: target.env, cwd: target.cwd, maxLineBytes: opts.maxLineBytes });
   }
-  const http = { ...common, url: target.url, headers: target.headers, fetch: lineLimitedFetch(opts.maxLineBytes) };
+  const limited = lineLimitedFetch(opts.maxLineBytes);
+  // The http+sse link speaks fetch: OAuth wraps it (the WebSocket link asks `auth` at its handshake).
+  const http = { ...common, url: target.url, headers: target.headers, fetch: common.auth ? authorizedFetch(common.auth, limited) : limited };
   const byTransport = {
     // No fetch: the session reads node:http answers directly, so a parked call holds no WHATWG stream (issue 7, row 4).
     'streamable-http': () => new LegacyHttpLink({ ...common, url: target.url, headers: target.headers, maxLineBytes: opts.maxLineBytes }),

@@ -2,12 +2,13 @@ import { EPOCHS } from '../epochs/versions.js';
 import { BridgeError } from '../errors.js';
 import { isValidAuthToken } from '../faces/auth.js';
 import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
+import { oauthConfigFrom, type OAuthFlags } from '../links/oauth/oauth-config.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../log.js';
 import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
 
 /** The CLI's flags as commander hands them over (strings and arrays, unvalidated). */
-export interface CliFlags {
+export interface CliFlags extends OAuthFlags {
   upstream?: string;
   listen?: string;
   stdio?: boolean;
@@ -78,9 +79,11 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
   for (const h of flags.allowHost ?? []) {
     if (h !== '*' && parseHostHeader(h) === undefined) throw usage(`--allow-host must be a host name, name:port or * (got '${h}')`);
   }
+  const oauth = oauthFor(flags, env, upstream);
   return {
     ...DEFAULT_OPTIONS,
     upstream,
+    oauth,
     upstreamEpoch: epoch as BridgeOptions['upstreamEpoch'],
     listen,
     stdio,
@@ -88,7 +91,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     allowHosts: flags.allowHost ?? [],
     authToken,
     allowUnauthenticated,
-    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey)),
+    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret)),
     poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
     poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
     sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
@@ -129,14 +132,31 @@ function authTokenFrom(flags: CliFlags, env: NodeJS.ProcessEnv, stdio: boolean):
 }
 
 /** Values no log line may show: upstream header values (and their credential part), a URL password, the token and the key. */
-function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined): string[] {
-  const secrets = [authToken, requestStateKey];
+function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined, clientSecret?: string): string[] {
+  const secrets = [authToken, requestStateKey, clientSecret];
   if (upstream.kind === 'url') {
     for (const value of Object.values(upstream.headers)) secrets.push(value, /^\S+\s+(\S.*)$/.exec(value)?.[1]);
     const password = new URL(upstream.url).password;
     if (password) secrets.push(decodeURIComponent(password), password);
   }
   return secrets.filter((s): s is string => s !== undefined);
+}
+
+/**
+ * OAuth applies to a URL upstream (issue 12) unless a static `--header Authorization` says what to send;
+ * `--oauth-*` flags for an upstream that cannot use them are refused.
+ */
+function oauthFor(flags: CliFlags, env: NodeJS.ProcessEnv, upstream: UpstreamTarget): BridgeOptions['oauth'] {
+  const given = Object.entries(flags).some(([k, v]) => k.startsWith('oauth') && v !== undefined);
+  if (upstream.kind !== 'url') {
+    if (given) throw usage('--oauth-* flags apply to an --upstream URL; a command upstream is not authorized with OAuth');
+    return undefined;
+  }
+  if (Object.keys(upstream.headers).some((h) => h.toLowerCase() === 'authorization')) {
+    if (given) throw usage("--header 'Authorization: …' and --oauth-* both say how to authorize: keep one");
+    return undefined;
+  }
+  return oauthConfigFrom(flags, env);
 }
 
 /** `--upstream URL`, or a command after `--`, or (neither) the bundled reference server. */

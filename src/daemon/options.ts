@@ -1,4 +1,5 @@
 import type { Epoch } from '../epochs/versions.js';
+import type { OAuthConfig } from '../links/oauth/oauth-config.js';
 import type { Logger } from '../log.js';
 
 /** Where the upstream server is: a URL, or a command the bridge spawns. */
@@ -75,6 +76,8 @@ export interface BridgeOptions {
   allowTools?: string[];
   /** Tool-name globs hidden from every client whatever allowTools says (`--deny-tool`, `denyTools`). */
   denyTools?: string[];
+  /** OAuth toward a URL upstream that answers 401 (issue 12); absent: none (a command upstream, or a static `Authorization` header). */
+  oauth?: OAuthConfig;
 }
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {

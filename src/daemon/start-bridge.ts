@@ -1,5 +1,8 @@
 import type { UpstreamFacts } from '../contracts/upstream.js';
+import { HTTP_PROBE_TIMEOUT_MS } from '../epochs/http-observe.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
+import { authorizedFetch } from '../links/oauth/authorized-fetch.js';
+import { UpstreamOAuth } from '../links/oauth/upstream-oauth.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
 import type { BridgeOptions } from './options.js';
@@ -47,10 +50,12 @@ export interface BridgeStats {
  */
 export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const logger = opts.logger;
-  const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch });
+  const auth = upstreamAuthFor(opts);
+  const probeAuth = auth ? { auth, fetch: authorizedFetch(auth, fetch, () => AbortSignal.timeout(HTTP_PROBE_TIMEOUT_MS)) } : {};
+  const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch, ...probeAuth });
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
-  const wired = wireUpstream(facts, opts);
+  const wired = wireUpstream(facts, opts, auth);
   const { modern, legacy } = wired;
 
   let closing: Promise<void> | undefined;
@@ -98,6 +103,12 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   httpFace = face;
   logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws` });
   return { url: face.url, facts, done, close: closer(face), stats };
+}
+
+/** The bridge's OAuth toward a URL upstream, shared by the probe and the link. */
+function upstreamAuthFor(opts: BridgeOptions): UpstreamOAuth | undefined {
+  if (!opts.oauth || opts.upstream.kind !== 'url') return undefined;
+  return new UpstreamOAuth(opts.upstream.url, opts.oauth, opts.logger.child({ side: 'upstream' }));
 }
 
 /** What shutdown needs of a face; only the HTTP face can stop accepting before it closes. */

@@ -7,6 +7,7 @@ import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import type { UpstreamFacts } from '../contracts/upstream.js';
 import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
+import type { UpstreamAuth } from '../contracts/upstream.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
 import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
@@ -40,8 +41,9 @@ export interface WiredUpstream {
  * so a hidden tool is refused before anything goes upstream, and InflightCalls
  * outermost, so a graceful stop counts every request.
  */
-export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions): WiredUpstream {
-  const upstream = buildUpstream(facts, opts);
+/** `auth`: the bridge's OAuth toward this upstream, when it has one (issue 12). */
+export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth): WiredUpstream {
+  const upstream = buildUpstream(facts, opts, auth);
   const bridges = handlersFor(upstream, opts);
   const filter = ToolFilter.from(opts.allowTools, opts.denyTools);
   const inflight = new InflightCalls();

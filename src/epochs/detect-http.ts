@@ -15,6 +15,8 @@ export interface DetectHttpOptions {
   epoch?: 'auto' | 'modern' | 'initialize' | 'http+sse';
   /** Per step; default 10 s. */
   stepTimeoutMs?: number;
+  /** Sends the probe through this fetch (the daemon's OAuth-authorized one); default the global fetch. */
+  fetch?: typeof fetch;
 }
 
 type Obj = Record<string, unknown>;
@@ -46,20 +48,21 @@ export async function detectHttp(url: string, headers: Record<string, string>, o
   const epoch = opts.epoch ?? 'auto';
   const timeoutMs = opts.stepTimeoutMs ?? HTTP_PROBE_TIMEOUT_MS;
   const trail: Trail = [];
+  const doFetch = opts.fetch ?? fetch;
 
   // Steps 1–3: a modern POST; -32022 naming a mutual version earns one retry.
   if (epoch === 'auto' || epoch === 'modern') {
     let version: string = LATEST_MODERN_VERSION;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const body = discoverProbe(`mcp-bridge-discover-probe-${attempt}`, version);
-      const o = await observePost(url, { ...headers, ...modernRequestHeaders({ method: body.method, params: body.params as Obj }, version) }, body, timeoutMs);
+      const o = await observePost(url, { ...headers, ...modernRequestHeaders({ method: body.method, params: body.params as Obj }, version) }, body, timeoutMs, doFetch);
       trail.push({ step: 'server/discover', what: describeObservation(o) });
       const d = classifyDiscoverAnswer(o, MODERN_VERSIONS);
       log.debug('probe.discover', { attempt, verdict: d.verdict, evidence: d.evidence });
       if (d.verdict === 'modern') return factsFromDiscover(d.discover, 'streamable-http');
       stopUnlessEra(url, d, o, trail);
       // A lenient legacy server may have opened a session for the probe (a 200 `result: {}`): end it politely.
-      if (o.kind === 'http' && o.sessionId) await deleteSession(url, headers, o.sessionId, LATEST_LEGACY_VERSION);
+      if (o.kind === 'http' && o.sessionId) await deleteSession(url, headers, o.sessionId, LATEST_LEGACY_VERSION, doFetch);
       if (d.verdict !== 'retry-modern' || attempt === 2) break;
       version = d.version;
     }
@@ -68,13 +71,13 @@ export async function detectHttp(url: string, headers: Record<string, string>, o
 
   // Step 3 fallback: the 2025 Streamable HTTP handshake.
   if (epoch === 'auto' || epoch === 'initialize') {
-    const o = await observePost(url, headers, initializeProbe('mcp-bridge-initialize-probe'), timeoutMs);
+    const o = await observePost(url, headers, initializeProbe('mcp-bridge-initialize-probe'), timeoutMs, doFetch);
     trail.push({ step: 'initialize', what: describeObservation(o) });
     const d = classifyInitializeAnswer(o, 'http');
     log.debug('probe.initialize', { verdict: d.verdict, evidence: d.evidence });
     if (d.verdict === 'initialize') {
       const facts = factsFromInitialize(d.initializeResult, 'initialize', 'streamable-http');
-      if (o.kind === 'http' && o.sessionId) await deleteSession(url, headers, o.sessionId, facts.protocolVersion);
+      if (o.kind === 'http' && o.sessionId) await deleteSession(url, headers, o.sessionId, facts.protocolVersion, doFetch);
       return facts;
     }
     if (d.verdict === 'retry-modern') {
@@ -88,7 +91,7 @@ export async function detectHttp(url: string, headers: Record<string, string>, o
   }
 
   // Step 4: GET expecting an `endpoint` event (2024-11-05 HTTP+SSE).
-  const sse = await probeSse(url, headers, timeoutMs);
+  const sse = await probeSse(url, headers, timeoutMs, doFetch);
   trail.push({ step: 'GET', what: describeObservation(sse.observation) });
   const d = classifySseAnswer(sse.observation);
   log.debug('probe.sse', { verdict: d.verdict, evidence: d.evidence });

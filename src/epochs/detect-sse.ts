@@ -1,3 +1,4 @@
+import { BridgeError } from '../errors.js';
 import { SseParser } from '../wire/sse-parser.js';
 import type { ProbeObservation } from './classify-probe.js';
 import { HTTP_PROBE_TIMEOUT_MS, mergeHeaders } from './http-observe.js';
@@ -20,14 +21,15 @@ const INIT_ID = 'mcp-bridge-sse-probe-1';
  * then runs `initialize` through that endpoint to read the server's facts, and
  * closes the stream. Never rejects.
  */
-export async function probeSse(url: string, headers: Record<string, string>, timeoutMs = HTTP_PROBE_TIMEOUT_MS): Promise<SseProbe> {
+export async function probeSse(url: string, headers: Record<string, string>, timeoutMs = HTTP_PROBE_TIMEOUT_MS, doFetch: typeof fetch = fetch): Promise<SseProbe> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
     let res: Response;
     try {
-      res = await fetch(url, { method: 'GET', headers: mergeHeaders(headers, { accept: 'text/event-stream' }), signal: controller.signal });
+      res = await doFetch(url, { method: 'GET', headers: mergeHeaders(headers, { accept: 'text/event-stream' }), signal: controller.signal });
     } catch (err) {
+      if (err instanceof BridgeError) throw err;
       const cause = (err as { cause?: { code?: string } }).cause;
       return { observation: { kind: 'network-error', message: controller.signal.aborted ? `no answer within ${timeoutMs} ms` : (cause?.code ?? (err as Error).message) } };
     }
@@ -36,14 +38,14 @@ export async function probeSse(url: string, headers: Record<string, string>, tim
       await res.body?.cancel().catch(() => undefined);
       return { observation: { kind: 'no-endpoint', status: res.status, detail: type.split(';')[0] || 'no content type' } };
     }
-    return await handshake(url, headers, res.body, timeoutMs);
+    return await handshake(url, headers, res.body, timeoutMs, doFetch);
   } finally {
     clearTimeout(timer);
     controller.abort();
   }
 }
 
-async function handshake(url: string, headers: Record<string, string>, body: ReadableStream<Uint8Array>, timeoutMs: number): Promise<SseProbe> {
+async function handshake(url: string, headers: Record<string, string>, body: ReadableStream<Uint8Array>, timeoutMs: number, doFetch: typeof fetch): Promise<SseProbe> {
   let onEndpoint!: (e: string | undefined) => void;
   let onAnswer!: (m: Obj | undefined) => void;
   const endpoint = new Promise<string | undefined>((r) => (onEndpoint = r));
@@ -82,7 +84,7 @@ async function handshake(url: string, headers: Record<string, string>, body: Rea
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const post = await fetch(target, {
+    const post = await doFetch(target, {
       method: 'POST',
       headers: mergeHeaders(headers, { 'content-type': 'application/json' }),
       body: JSON.stringify(initializeProbe(INIT_ID)),
@@ -95,7 +97,8 @@ async function handshake(url: string, headers: Record<string, string>, body: Rea
     if (result && typeof result === 'object' && !Array.isArray(result)) return { observation, initializeResult: result as Obj };
     const err = msg?.error as { code?: number; message?: string } | undefined;
     return { observation, problem: err ? `it refused initialize: ${err.code} ${err.message ?? ''}`.trim() : 'it did not answer initialize on the stream' };
-  } catch {
+  } catch (err) {
+    if (err instanceof BridgeError) throw err;
     return { observation, problem: `its endpoint did not answer initialize within ${timeoutMs} ms` };
   } finally {
     clearTimeout(timer);

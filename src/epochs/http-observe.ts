@@ -1,4 +1,5 @@
 import type { JSONRPCRequest } from '@modelcontextprotocol/server';
+import { BridgeError } from '../errors.js';
 import { SseParser, type SseEvent } from '../wire/sse-parser.js';
 import type { ProbeObservation } from './classify-probe.js';
 
@@ -67,11 +68,11 @@ async function messageOf(res: Response, id: unknown): Promise<unknown> {
 }
 
 /** POSTs one probe request and reports what came back, as the classifier reads it. */
-export async function observePost(url: string, headers: Record<string, string>, body: JSONRPCRequest, timeoutMs = HTTP_PROBE_TIMEOUT_MS): Promise<ProbeObservation> {
+export async function observePost(url: string, headers: Record<string, string>, body: JSONRPCRequest, timeoutMs = HTTP_PROBE_TIMEOUT_MS, doFetch: typeof fetch = fetch): Promise<ProbeObservation> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const res = await fetch(url, {
+    const res = await doFetch(url, {
       method: 'POST',
       headers: mergeHeaders(headers, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
       body: JSON.stringify(body),
@@ -85,6 +86,8 @@ export async function observePost(url: string, headers: Record<string, string>, 
     if (sessionId) obs.sessionId = sessionId;
     return obs;
   } catch (err) {
+    // A failed OAuth flow (the probe's fetch may be authorized) is the answer, not a network error.
+    if (err instanceof BridgeError) throw err;
     return { kind: 'network-error', message: networkMessage(err, timeoutMs, controller.signal) };
   } finally {
     clearTimeout(timer);
@@ -92,11 +95,11 @@ export async function observePost(url: string, headers: Record<string, string>, 
 }
 
 /** Ends an initialize-era probe session politely (digest §4.3 "Sessions"); a refusal does not matter. */
-export async function deleteSession(url: string, headers: Record<string, string>, sessionId: string, protocolVersion: string): Promise<void> {
+export async function deleteSession(url: string, headers: Record<string, string>, sessionId: string, protocolVersion: string, doFetch: typeof fetch = fetch): Promise<void> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 2_000);
   try {
-    const res = await fetch(url, {
+    const res = await doFetch(url, {
       method: 'DELETE',
       headers: mergeHeaders(headers, { 'mcp-session-id': sessionId, 'mcp-protocol-version': protocolVersion }),
       signal: controller.signal,

@@ -1,4 +1,4 @@
-import type { UpstreamFacts } from '../contracts/upstream.js';
+import type { UpstreamAuth, UpstreamFacts } from '../contracts/upstream.js';
 import type { UpstreamTarget } from '../daemon/options.js';
 import { BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -14,6 +14,9 @@ export interface ProbeOptions {
   timeoutMs?: number;
   /** Anything but `auto` skips the epoch decision; that epoch's handshake still runs to read the facts. */
   epoch?: 'auto' | 'modern' | 'initialize' | 'http+sse';
+  /** OAuth toward the upstream: the HTTP legs go through `fetch` (authorized), the WebSocket handshake asks `auth`. */
+  fetch?: typeof fetch;
+  auth?: UpstreamAuth;
 }
 
 /**
@@ -42,8 +45,8 @@ function detect(target: UpstreamTarget, epoch: NonNullable<ProbeOptions['epoch']
   if (scheme === 'ws:' || scheme === 'wss:') {
     // WebSocket MCP exists only in the initialize epoch.
     if (epoch === 'modern' || epoch === 'http+sse') throw new BridgeError('BRIDGE_ERR_USAGE', `a ${scheme}// upstream speaks the initialize epoch, not ${epoch}`);
-    return detectWs(target.url, target.headers, { logger: opts.logger });
+    return detectWs(target.url, target.headers, { logger: opts.logger, auth: opts.auth });
   }
-  if (scheme === 'http:' || scheme === 'https:') return detectHttp(target.url, target.headers, { logger: opts.logger, epoch });
+  if (scheme === 'http:' || scheme === 'https:') return detectHttp(target.url, target.headers, { logger: opts.logger, epoch, fetch: opts.fetch });
   throw new BridgeError('BRIDGE_ERR_USAGE', `unsupported upstream URL scheme '${scheme}' (use http, https, ws or wss)`);
 }

@@ -1,5 +1,7 @@
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
+import type { UpstreamAuth } from '../contracts/upstream.js';
 import { nodeHttpReply } from './node-http-reply.js';
+import { authorizedFetch } from './oauth/authorized-fetch.js';
 import { fetchReply, type UpstreamReply } from './upstream-reply.js';
 
 /**
@@ -19,6 +21,8 @@ export interface HttpSessionClientOptions {
   fetch?: typeof fetch;
   /** `--max-line` for SSE answers read over node:http. */
   maxLineBytes?: number;
+  /** OAuth toward the upstream (src/links/oauth/): the header on every request, the flow on a 401. */
+  auth?: UpstreamAuth;
 }
 
 const JSON_TYPE = 'application/json';
@@ -40,11 +44,12 @@ export class HttpSessionClient {
     this.url = opts.url;
     // Lower-case once: ours replace configured headers of the same name by key.
     this.extra = Object.fromEntries(Object.entries(opts.headers).map(([k, v]) => [k.toLowerCase(), v]));
-    const doFetch = opts.fetch;
+    const auth = opts.auth;
+    const doFetch = opts.fetch && auth ? authorizedFetch(auth, opts.fetch) : opts.fetch;
     const max = opts.maxLineBytes;
     this.send = doFetch
       ? async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal }))
-      : (method, headers, body, signal) => nodeHttpReply(this.url, { method, headers, body, signal }, max);
+      : (method, headers, body, signal) => nodeHttpReply(this.url, { method, headers, body, signal, auth }, max);
   }
 
   /** POSTs one JSON-RPC message (or batch); a request's answer may be JSON or SSE. */

@@ -121,6 +121,7 @@ export class HttpSession implements LegacyUpstreamSession {
     try {
       res = await this.client.post(initReq, AbortSignal.timeout(this.opts.callTimeoutMs));
     } catch (err) {
+      if (err instanceof BridgeError) throw err;
       throw new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `cannot reach ${this.client.url}: ${(err as Error).message}`, { cause: err });
     }
     if (!res.ok) throw new TransportError(res.status, await res.text().catch(() => ''), `upstream refused initialize with HTTP ${res.status}`);

@@ -1,4 +1,4 @@
-import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
+import type { LegacyLink, LegacyUpstreamSession, UpstreamAuth, UpstreamInit } from '../contracts/upstream.js';
 import { DEFAULT_OPTIONS } from '../daemon/options.js';
 import { BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -21,6 +21,8 @@ export interface HttpLinkOptions {
   fetch?: typeof fetch;
   /** `--max-line` for upstream SSE lines read without a fetch. */
   maxLineBytes?: number;
+  /** OAuth toward the upstream (src/links/oauth/); the http+sse link gets it through `fetch` instead. */
+  auth?: UpstreamAuth;
 }
 
 /**
@@ -41,7 +43,7 @@ export class LegacyHttpLink implements LegacyLink {
 
   async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
     if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', 'the Streamable HTTP link is closed');
-    const client = new HttpSessionClient({ url: this.opts.url, headers: this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes });
+    const client = new HttpSessionClient({ url: this.opts.url, headers: this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes, auth: this.opts.auth });
     const session = await HttpSession.open(client, init, {
       logger: this.log,
       callTimeoutMs: this.opts.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
-import type { CallSignal } from '../contracts/upstream.js';
+import type { CallSignal, UpstreamAuth } from '../contracts/upstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { parseJsonRpc, stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { isErrorResponse, isNotification, isRequest, isResultResponse, outcomeOf, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { BridgeError } from '../errors.js';
 import { withVerbatim } from '../jsonrpc/verbatim.js';
 import { SseParser } from '../wire/sse-parser.js';
 import { safeRetry, type SafeRetryOptions } from './safe-retry.js';
@@ -26,6 +27,8 @@ export interface ModernExchange {
   maxLineBytes?: number;
   /** Failures before any response are sent again where that is safe (safe-retry.ts); absent: never. */
   retry?: SafeRetryOptions;
+  /** The bridge's OAuth toward the upstream (upstream-http.ts adds the header and answers challenges). */
+  auth?: UpstreamAuth;
 }
 
 const BODY_SNIPPET = 200;
@@ -45,13 +48,14 @@ function abortMessage(signal: { readonly reason: unknown }): string {
  * naming the HTTP status, network failure, abort or dropped stream. Never rejects.
  */
 export async function postModernRequest(x: ModernExchange): Promise<RpcOutcome> {
-  const request = { method: 'POST', headers: x.headers, body: x.text ?? stringifyJsonRpc(x.body), signal: x.signal };
+  const request = { method: 'POST', headers: x.headers, body: x.text ?? stringifyJsonRpc(x.body), signal: x.signal, auth: x.auth };
   let res: IncomingMessage;
   try {
     const send = () => exchange(x.target, request);
     res = await (x.retry ? safeRetry(x.body.method, x.retry, x.signal, send) : send());
   } catch (err) {
     if (x.signal?.aborted) return failure(abortMessage(x.signal));
+    if (err instanceof BridgeError) return failure(err.message, { bridgeCode: err.code });
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     return failure(`upstream unreachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }

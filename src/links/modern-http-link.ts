@@ -1,5 +1,5 @@
 import type { JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
-import type { CallHandlers, CallSignal, ModernLink, OutboundRequest } from '../contracts/upstream.js';
+import type { CallHandlers, CallSignal, ModernLink, OutboundRequest, UpstreamAuth } from '../contracts/upstream.js';
 import { LATEST_MODERN_VERSION } from '../epochs/versions.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { metaOf, request, type RpcOutcome } from '../jsonrpc/messages.js';
@@ -22,6 +22,8 @@ export interface ModernHttpLinkOptions {
   callTimeoutMs?: number;
   /** Bound on one line of an SSE reply (`--max-line`); absent: the SSE parser's default. */
   maxLineBytes?: number;
+  /** OAuth toward the upstream (src/links/oauth/); absent: the static headers are all. */
+  auth?: UpstreamAuth;
 }
 
 const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
@@ -168,6 +170,7 @@ export class ModernHttpLink implements ModernLink {
         maxLineBytes: this.opts.maxLineBytes,
         // A restarting upstream: reads, and anything that provably never left, are sent again (safe-retry.ts).
         retry: { logger: this.log },
+        auth: this.opts.auth,
       });
       if (started !== 0) this.log.debug('upstream.call', { id: body.id, method: body.method, ms: Date.now() - started, ...('error' in outcome ? { code: outcome.error.code } : {}) });
       return outcome;

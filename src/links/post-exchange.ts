@@ -1,6 +1,6 @@
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
 import type { CallHandlers } from '../contracts/upstream.js';
-import { TransportError, type BridgeErrorCode } from '../errors.js';
+import { BridgeError, TransportError, type BridgeErrorCode } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { isErrorResponse, type RpcErrorBody, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
@@ -72,7 +72,8 @@ export class PostExchange {
       call.settle(internal(`upstream closed the ${call.method} stream without answering`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
     } catch (err) {
       // Aborted calls were settled by whoever aborted them; settle() ignores the rest.
-      call.settle(internal(`upstream connection failed during ${call.method}: ${(err as Error).message}`, 'BRIDGE_ERR_UPSTREAM_UNREACHABLE'));
+      if (err instanceof BridgeError) call.settle(internal(err.message, err.code));
+      else call.settle(internal(`upstream connection failed during ${call.method}: ${(err as Error).message}`, 'BRIDGE_ERR_UPSTREAM_UNREACHABLE'));
     }
   }
 

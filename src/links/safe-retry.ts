@@ -1,5 +1,6 @@
 import type { CallSignal } from '../contracts/upstream.js';
 import type { Logger } from '../log.js';
+import { BridgeError } from '../errors.js';
 
 /**
  * 2026-07-28 methods a server may see twice without harm: reads. They are sent
@@ -38,6 +39,8 @@ function codeOf(err: unknown): string | undefined {
 
 /** Whether a fetch that failed with `err` (no HTTP response at all) may be sent again for `method`. */
 export function mayRetry(method: string, err: unknown): boolean {
+  // An OAuth failure (BRIDGE_ERR_AUTH) already ran its flow: sending again would run it again.
+  if (err instanceof BridgeError) return false;
   const code = codeOf(err);
   return (code !== undefined && NEVER_SENT.has(code)) || RETRY_SAFE_METHODS.has(method);
 }

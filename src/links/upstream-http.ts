@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import type { CallSignal } from '../contracts/upstream.js';
+import type { AuthTries, CallSignal, UpstreamAuth } from '../contracts/upstream.js';
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, and nothing
@@ -42,6 +42,8 @@ export interface UpstreamRequest {
   body?: string | Buffer;
   /** Aborting destroys the exchange: before the response the promise rejects with the reason, after it the body errors. */
   signal?: CallSignal;
+  /** The bridge's OAuth toward this upstream: the header is added here, and a 401/403 challenge runs the flow and sends again. */
+  auth?: UpstreamAuth;
 }
 
 /** Where requests go: a URL parsed once into node's request options. */
@@ -117,6 +119,7 @@ function isRedirect(res: http.IncomingMessage): boolean {
 
 /** One exchange, redirects followed as fetch follows them; the final response's body is unread. */
 export function exchange(target: UpstreamTarget, r: UpstreamRequest): Promise<http.IncomingMessage> {
+  if (r.auth) return authorized(target, r, r.auth);
   // No async frame for the usual case, an answer without a redirect (issue 7: every promise counts on the relay path).
   return exchangeOnce(target, r).then((res) => (isRedirect(res) ? followRedirects(target, r, res) : res));
 }
@@ -130,6 +133,22 @@ async function followRedirects(target: UpstreamTarget, r: UpstreamRequest, res: 
     res = await exchangeOnce(target, r);
   }
   return res;
+}
+
+/** Bodies are strings or buffers, so a request refused for its credentials can be sent again as it was. */
+async function authorized(target: UpstreamTarget, r: UpstreamRequest, auth: UpstreamAuth): Promise<http.IncomingMessage> {
+  const tries: AuthTries = { unauthorized: 0, stepUps: 0 };
+  for (;;) {
+    const sent = await auth.header();
+    const headers = sent === undefined ? r.headers : { ...r.headers, authorization: sent };
+    const res = await exchange(target, { ...r, headers, auth: undefined });
+    const status = res.statusCode ?? 0;
+    const wwwAuthenticate = res.headers['www-authenticate'];
+    if (status !== 401 && !(status === 403 && wwwAuthenticate?.includes('insufficient_scope'))) return res;
+    // The refusal's body is not needed, and a flow may wait minutes for a browser: free the socket now.
+    res.resume();
+    if (!(await auth.challenged({ status, wwwAuthenticate }, sent, tries))) throw new TypeError('fetch failed', { cause: new Error(`upstream answered HTTP ${status}`) });
+  }
 }
 
 /** The whole body, with plain listeners (an async iterator costs a promise per chunk). Rejects like a fetch body does. */

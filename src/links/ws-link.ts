@@ -45,10 +45,25 @@ class WsPipe implements MessagePipe {
     ws.on('close', (code, reason) => this.inbox.finish(`websocket closed (code ${code}${reason.length ? `: ${String(reason)}` : ''})`));
   }
 
-  /** Opens the connection with subprotocol `mcp`; rejects with the HTTP status when the upgrade is refused. */
-  static connect(opts: HttpLinkOptions, log: Logger): Promise<WsPipe> {
+  /** Opens the connection; an upgrade refused with an OAuth challenge runs the flow and is tried again (opts.auth). */
+  static async connect(opts: HttpLinkOptions, log: Logger): Promise<WsPipe> {
+    const auth = opts.auth;
+    if (!auth) return WsPipe.open(opts, opts.headers, log);
+    const tries = { unauthorized: 0, stepUps: 0 };
+    for (;;) {
+      const sent = await auth.header();
+      try {
+        return await WsPipe.open(opts, sent === undefined ? opts.headers : { ...opts.headers, authorization: sent }, log);
+      } catch (err) {
+        if (!(err instanceof TransportError) || !(await auth.challenged({ status: err.status, wwwAuthenticate: err.body || undefined }, sent, tries))) throw err;
+      }
+    }
+  }
+
+  /** Opens the connection with subprotocol `mcp`; rejects with the HTTP status (and `WWW-Authenticate` as body) when the upgrade is refused. */
+  private static open(opts: HttpLinkOptions, headers: Record<string, string>, log: Logger): Promise<WsPipe> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(opts.url, SUBPROTOCOL, { headers: opts.headers, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+      const ws = new WebSocket(opts.url, SUBPROTOCOL, { headers, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
       let settled = false;
       const fail = (err: Error) => {
         if (settled) return;
@@ -58,7 +73,8 @@ class WsPipe implements MessagePipe {
       };
       ws.once('unexpected-response', (req, res) => {
         req.destroy();
-        fail(new TransportError(res.statusCode ?? 0, '', `WebSocket upgrade to ${safeUrl(opts.url)} answered HTTP ${res.statusCode}`));
+        const challenge = res.headers['www-authenticate'];
+        fail(new TransportError(res.statusCode ?? 0, typeof challenge === 'string' ? challenge : '', `WebSocket upgrade to ${safeUrl(opts.url)} answered HTTP ${res.statusCode}`));
       });
       ws.once('error', (err) => fail(new BridgeError('BRIDGE_ERR_UPSTREAM_UNREACHABLE', `cannot open ${safeUrl(opts.url)}: ${err.message}`, { cause: err })));
       ws.once('open', () => {

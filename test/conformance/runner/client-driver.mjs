@@ -3,19 +3,29 @@
 // driver starts it in front of the scenario's server and drives it with an
 // official SDK client, so every check the scenario makes is about what the
 // bridge sent upstream.
-//   node client-driver.mjs legacy|modern <scenario server url>
+//   node client-driver.mjs legacy|modern|stdio <scenario server url>
 // `legacy` is SDK v1 (initialize over Streamable HTTP), `modern` is SDK v2
-// pinned to 2026-07-28. The suite sets MCP_CONFORMANCE_SCENARIO and, for some
+// pinned to 2026-07-28, `stdio` is SDK v1 on the bridge's stdio face (how a
+// desktop client runs it). In `auth/*` scenarios the bridge is the OAuth
+// client: it gets an --oauth-dir of its own and a BROWSER that follows the
+// authorization redirect (follow-redirect-browser.mjs). The suite sets MCP_CONFORMANCE_SCENARIO and, for some
 // scenarios, MCP_CONFORMANCE_CONTEXT (the exact tool calls to make).
 // Exit code: 0 only when every step (connect, list, call, read, get) worked;
 // the suite fails a non-zero exit unless the scenario allows client errors.
-import { startBridge, stop } from './processes.mjs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BRIDGE_BIN, startBridge, stop } from './processes.mjs';
 
 const [mode, rawUrl] = process.argv.slice(2);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {};
 // The suite's mock servers are bound to 127.0.0.1 by the loopback preload; name it so.
-const upstreamUrl = rawUrl?.replace('//localhost:', '//127.0.0.1:');
+// Not in auth scenarios: the protected-resource metadata names `localhost`, and the resource must match the URL (RFC 9728 §3.3).
+const AUTH = scenario.startsWith('auth/');
+const upstreamUrl = AUTH ? rawUrl : rawUrl?.replace('//localhost:', '//127.0.0.1:');
+/** The client id metadata document URL the suite's CIMD scenario expects. */
+const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 
 const log = (...args) => process.stderr.write(`[driver ${mode}] ${args.join(' ')}\n`);
 
@@ -51,14 +61,20 @@ function argsFor(schema) {
   return args;
 }
 
-async function legacyClient(url) {
+/** An SDK v1 client that declares and answers elicitation, sampling and roots. */
+async function v1Client(name) {
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const types = await import('@modelcontextprotocol/sdk/types.js');
-  const client = new Client({ name: 'conformance-driver-v1', version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } } });
+  const client = new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } } });
   client.setRequestHandler(types.ElicitRequestSchema, (req) => HANDLERS['elicitation/create'](req.params));
   client.setRequestHandler(types.CreateMessageRequestSchema, (req) => HANDLERS['sampling/createMessage'](req.params));
   client.setRequestHandler(types.ListRootsRequestSchema, (req) => HANDLERS['roots/list'](req.params));
+  return client;
+}
+
+async function legacyClient(url) {
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const client = await v1Client('conformance-driver-v1');
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
@@ -128,16 +144,63 @@ async function exerciseAll(client) {
   }
 }
 
+/** The bridge's --oauth-* flags for an auth scenario, from the credentials the suite hands over. */
+function oauthFlags(dir) {
+  process.env.BROWSER = path.join(path.dirname(new URL(import.meta.url).pathname), 'follow-redirect-browser.mjs');
+  const flags = ['--oauth-dir', dir, '--oauth-timeout', '15000', '--oauth-client-metadata-url', CIMD_URL];
+  if (context.client_id) flags.push('--oauth-client-id', context.client_id);
+  if (context.client_secret) flags.push('--oauth-client-secret', context.client_secret);
+  if (context.private_key_pem) {
+    const pem = path.join(dir, 'client-key.pem');
+    writeFileSync(pem, context.private_key_pem, { mode: 0o600 });
+    flags.push('--oauth-private-key', pem);
+  }
+  if (scenario.startsWith('auth/client-credentials')) flags.push('--oauth-grant', 'client_credentials');
+  return flags;
+}
+
+/** SDK v1 on the bridge's stdio face: the bridge is the client's child, as a desktop client runs it. */
+async function stdioClient(extraFlags) {
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const level = process.env.CONFORMANCE_BRIDGE_LOG_LEVEL ?? 'warn';
+  const client = await v1Client('conformance-driver-stdio');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE_BIN, '--stdio', '--log-level', level, ...extraFlags, '--upstream', upstreamUrl], env: process.env, stderr: 'inherit' });
+  await client.connect(transport);
+  return client;
+}
+
 async function main() {
-  if (!['legacy', 'modern'].includes(mode) || !upstreamUrl) {
-    process.stderr.write('usage: client-driver.mjs legacy|modern <server url>\n');
+  if (!['legacy', 'modern', 'stdio'].includes(mode) || !upstreamUrl) {
+    process.stderr.write('usage: client-driver.mjs legacy|modern|stdio <server url>\n');
     process.exit(2);
+  }
+  const dir = AUTH ? mkdtempSync(path.join(os.tmpdir(), 'mcp-bridge-conformance-oauth-')) : undefined;
+  const extra = dir ? oauthFlags(dir) : [];
+  if (mode === 'stdio') {
+    let code = 0;
+    let client;
+    try {
+      client = await stdioClient(extra);
+      await (Array.isArray(context.toolCalls) ? explicitCalls : (DRIVES[scenario] ?? exerciseAll))(client);
+      if (failedSteps.length > 0) {
+        log(`${failedSteps.length} step(s) failed: ${failedSteps.join(', ')}`);
+        code = 1;
+      }
+    } catch (err) {
+      log(`connect failed: ${err.message}`);
+      code = 1;
+    } finally {
+      await client?.close().catch(() => undefined);
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+    process.exit(code);
   }
   let bridge;
   try {
-    bridge = await startBridge(['--upstream', upstreamUrl]);
+    bridge = await startBridge(['--upstream', upstreamUrl], extra);
   } catch (err) {
     log(`the bridge did not start: ${err.message}`);
+    if (dir) rmSync(dir, { recursive: true, force: true });
     process.exit(1);
   }
   let client;
@@ -158,6 +221,7 @@ async function main() {
     await stop(bridge.proc);
     // Kept by the suite in the scenario's stderr.txt: the bridge's warnings explain most failures.
     if (bridge.proc.stderr.trim()) process.stderr.write(`--- bridge stderr ---\n${bridge.proc.stderr}\n`);
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
   process.exit(code);
 }

@@ -111,11 +111,13 @@ export function clientOutcome(stderr) {
  * One client scenario: the suite plays the server, `command` is the client
  * under test. Resolves `{ scenario, checks, client, allowsClientError, crash?, harness? }`.
  */
-export async function runClientScenario({ scenario, spec, command, outDir, timeoutMs = 20_000 }) {
+export async function runClientScenario({ scenario, spec, command, outDir, timeoutMs = 20_000, force = false }) {
   rmSync(outDir, { recursive: true, force: true });
   const cliTimeout = timeoutMs + 30_000;
-  const run = await runCli(['client', '--command', command, '--scenario', scenario, '--spec-version', spec, '--timeout', String(timeoutMs), '-o', outDir], cliTimeout);
-  const [saved] = readResults(outDir, '');
+  // Extensions are on no spec timeline: the suite skips them at a version unless forced.
+  const run = await runCli(['client', '--command', command, '--scenario', scenario, '--spec-version', spec, '--timeout', String(timeoutMs), '-o', outDir, ...(force ? ['--force'] : [])], cliTimeout);
+  // `auth/x` is saved as `<outDir>/auth/x-<timestamp>/`.
+  const [saved] = readResults(path.join(outDir, path.dirname(scenario)), `${path.basename(scenario)}-`).map((r) => ({ ...r, scenario }));
   const allowsClientError = ALLOWS_CLIENT_ERROR.has(scenario);
   if (!saved) {
     const why = run.killed ? `killed after ${cliTimeout} ms` : tail(run.stdout.includes('SKIPPED') ? run.stdout : run.stderr || run.stdout);
