@@ -69,6 +69,12 @@ export interface BridgeOptions {
   shutdownTimeoutMs: number;
   /** Serve `GET /debug/stats` (pool, children, parked calls, sessions) on the HTTP face. */
   debugStats: boolean;
+  /** Origins that get CORS (`--cors-origin`; `*` any, only with authentication); they pass the Origin check too. */
+  corsOrigins: string[];
+  /** Prometheus metrics; `GET /metrics` on the main port behind its auth, or on `metricsListen` without. */
+  metrics: boolean;
+  /** Serve `/metrics` on its own listener, without auth, instead of the main port. */
+  metricsListen?: { host: string; port: number };
 }
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
@@ -97,4 +103,6 @@ export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
   inputTimeoutMs: 10 * 60_000,
   shutdownTimeoutMs: 10_000,
   debugStats: false,
+  corsOrigins: [],
+  metrics: true,
 };

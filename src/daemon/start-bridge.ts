@@ -10,6 +10,7 @@ import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
 import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
+import { BridgeOps } from '../ops/bridge-ops.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
 import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
@@ -19,6 +20,8 @@ import { probeUntilUp } from './wait-for-upstream.js';
 export interface RunningBridge {
   /** The HTTP faces' base URL (`http://host:port`), absent with `--stdio`. */
   readonly url?: string;
+  /** Where `GET /metrics` is served (the main port, or `--metrics-listen`), when metrics are on. */
+  readonly metricsUrl?: string;
   readonly facts: UpstreamFacts;
   /** Resolves when the bridge has stopped (stdin EOF with `--stdio`, or close()). */
   readonly done: Promise<void>;
@@ -59,11 +62,14 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch });
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
+  const ops = new BridgeOps({ metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger });
   const upstream = buildUpstream(facts, opts);
-  const bridges = handlersFor(upstream, opts);
+  ops.observeLink(upstream.link);
+  const listenBudget = new ListenBudget(opts.maxListens);
+  const bridges = handlersFor(upstream, opts, listenBudget);
   const inflight = new InflightCalls();
-  const modern = inflight.wrapModern(bridges.modern);
-  const legacy = inflight.wrapLegacy(bridges.legacy);
+  const modern = inflight.wrapModern(ops.modern(bridges.modern));
+  const legacy = inflight.wrapLegacy(ops.legacy(bridges.legacy));
 
   let closing: Promise<void> | undefined;
   const hurry = new AbortController();
@@ -78,6 +84,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     await Promise.allSettled([modern.close(), legacy.close()]);
     if (upstream.epoch === 'legacy') await upstream.pool.close();
     await upstream.link.close();
+    await ops.close();
     logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
@@ -95,6 +102,22 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     ...(httpFace ? { face: httpFace.stats() } : {}),
   });
 
+  ops.bind({
+    inflight: () => inflight.size,
+    draining: () => inflight.draining,
+    downstreamSessions: (): Record<string, number> => {
+      const f = httpFace?.stats();
+      return f ? { 'streamable-http': f.streamableHttpSessions, 'http+sse': f.sseSessions, ws: f.wsSessions } : {};
+    },
+    pool: () => (upstream.epoch === 'legacy' ? upstream.pool.stats() : undefined),
+    children: () => childPids(upstream).length,
+    childRestarts: () => crashesOf(upstream)?.exits ?? 0,
+    crashes: () => crashesOf(upstream),
+    parked: () => (bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats().parked : 0),
+    listens: () => listenBudget.size,
+  });
+  const metricsUrl = await ops.listenMetrics();
+
   const faceOptions = { modern, legacy, logger: logger.child({ side: 'face' }), inputTimeoutMs: opts.inputTimeoutMs, maxJsonDepth: opts.maxJsonDepth };
   if (opts.stdio) {
     const face = StdioFace.start({ ...faceOptions, maxLineBytes: opts.maxLineBytes });
@@ -105,7 +128,8 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const face = await HttpFace.start({
     ...faceOptions,
     listen: opts.listen,
-    allowOrigins: opts.allowOrigins,
+    // A CORS origin passes the Origin check too: one list decides both (src/ops/cors.ts).
+    allowOrigins: [...opts.allowOrigins, ...opts.corsOrigins],
     allowHosts: opts.allowHosts,
     authToken: opts.authToken,
     maxBodyBytes: opts.maxBodyBytes,
@@ -114,10 +138,12 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     heartbeatMs: opts.heartbeatMs,
     sessionIdleMs: opts.sessionIdleMs,
     debugStats: opts.debugStats ? debugStats(stats) : undefined,
+    ops: ops.faceOps,
   });
   httpFace = face;
-  logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws` });
-  return { url: face.url, facts, done, close: closer(face), stats };
+  const metrics = metricsUrl ?? (opts.metrics ? `${face.url}/metrics` : undefined);
+  logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws`, readyz: `${face.url}/readyz`, metrics, tracing: ops.tracing !== undefined });
+  return { url: face.url, metricsUrl: metrics, facts, done, close: closer(face), stats };
 }
 
 /** What shutdown needs of a face; only the HTTP face can stop accepting before it closes. */
@@ -136,6 +162,11 @@ function debugStats(stats: () => BridgeStats): () => Record<string, unknown> {
   };
 }
 
+function crashesOf(upstream: Upstream): { exits: number; quickExits: number; lastExitAt?: number } | undefined {
+  const link = upstream.link;
+  return link instanceof LegacyStdioLink || link instanceof ModernStdioLink ? link.crashes() : undefined;
+}
+
 function childPids(upstream: Upstream): number[] {
   const link = upstream.link;
   if (link instanceof LegacyStdioLink) return link.pids();
@@ -144,10 +175,10 @@ function childPids(upstream: Upstream): number[] {
 }
 
 /** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
-function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernHandler; legacy: LegacyHandler } {
+function handlersFor(upstream: Upstream, opts: BridgeOptions, listenBudget: ListenBudget): { modern: ModernHandler; legacy: LegacyHandler } {
   const logger = opts.logger.child({ side: 'bridge' });
   // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
-  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget: new ListenBudget(opts.maxListens) };
+  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget };
   if (upstream.epoch === 'modern') {
     return {
       modern: new ModernToModernBridge({ ...common, link: upstream.link }),

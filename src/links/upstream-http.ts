@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { CallSignal } from '../contracts/upstream.js';
+import { activeTracing, injectInto } from '../ops/tracing.js';
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, and nothing
@@ -85,7 +86,9 @@ export function exchangeOnce(target: UpstreamTarget, r: UpstreamRequest): Promis
     const signal = r.signal;
     if (signal?.aborted) return reject(abortReason(signal));
     // The caller's headers stay as they were (a link may send the same object again).
-    const headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
+    let headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
+    // With tracing on, the exchange carries the active span's W3C trace context (the observed link's upstream span).
+    if (activeTracing()) injectInto(headers === r.headers ? (headers = { ...r.headers }) : headers);
     const mod = target.secure ? https : http;
     const req = mod.request(target.options(r.method, headers));
     let onAbort: (() => void) | undefined;
