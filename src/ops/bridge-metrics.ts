@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 /** Why a request was refused before a bridge saw it; the `reason` label of `mcp_bridge_refused_total`. */
 export type RefusalReason = 'auth' | 'origin' | 'host' | 'limits' | 'validation';
@@ -20,21 +21,24 @@ export interface MetricSources {
   listens(): number;
 }
 
+const OUTCOMES: readonly Outcome[] = ['ok', 'error', 'input_required'];
+
 /** Seconds; a relayed call on loopback takes well under a millisecond, a tool call may take minutes. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-/** One method (and tool) of one recorder: the label children, bound once. */
+/**
+ * One method (and tool) of one recorder: counts kept as plain numbers and
+ * handed to prom-client when scraped, and the duration series, bound once.
+ */
 interface Bound {
-  ok: Counter.Internal;
-  error: Counter.Internal;
-  input_required: Counter.Internal;
-  seconds: Histogram.Internal<string>;
+  labels: Record<string, string>;
+  pending: Record<Outcome, number>;
+  seconds: HistogramSeries;
 }
-
 /**
  * Records the requests of one face and client epoch. The label children are
  * bound the first time a method/tool pair is seen and reused after, so a call
- * costs two map lookups, an increment and an observation (the bench measures it).
+ * costs two map lookups and a few additions, no label hashing (the bench measures it).
  */
 export class RequestRecorder {
   private readonly byMethod = new Map<string, Map<string, Bound>>();
@@ -49,7 +53,7 @@ export class RequestRecorder {
     if (byTool === undefined) this.byMethod.set(method, (byTool = new Map()));
     let bound = byTool.get(tool);
     if (bound === undefined) byTool.set(tool, (bound = this.metrics.bind(this.labels, method, tool)));
-    bound[outcome].inc();
+    bound.pending[outcome]++;
     bound.seconds.observe(seconds);
   }
 }
@@ -62,39 +66,40 @@ export class RequestRecorder {
  */
 export class BridgeMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<string>;
-  private readonly requestSeconds: Histogram<string>;
-  private readonly upstreamSeconds: Histogram<string>;
+  private readonly bounds: Bound[] = [];
+  private readonly requestSeconds = new SeriesHistogram('mcp_bridge_request_duration_seconds', 'Time from a client request reaching a bridge to its answer', BUCKETS);
+  private readonly upstreamSeconds = new SeriesHistogram('mcp_bridge_upstream_duration_seconds', 'Time of one upstream exchange (a call sent to the upstream server until its answer)', BUCKETS);
   private readonly refusedBy: Record<RefusalReason, Counter.Internal>;
   private readonly rounds: Record<'downstream' | 'upstream', Counter.Internal>;
-  private readonly upstreamByMethod = new Map<string, Histogram.Internal<string>>();
+  private readonly upstreamByMethod = new Map<string, HistogramSeries>();
+  /** Duration series by face, client epoch and method (shared by that method's tools). */
+  private readonly durationSeries = new Map<string, HistogramSeries>();
 
   constructor(
     private readonly upstreamEpoch: string,
     sources: MetricSources,
   ) {
     const registers = [this.registry];
+    const bounds = this.bounds;
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
+    new Counter({
       name: 'mcp_bridge_requests_total',
       help: 'Client requests answered, by face, client epoch, upstream epoch, method, tool and outcome',
       labelNames: ['face', 'client_epoch', 'upstream_epoch', 'method', 'tool', 'outcome'],
       registers,
+      collect() {
+        for (const b of bounds) {
+          for (const outcome of OUTCOMES) {
+            const n = b.pending[outcome];
+            // Every series appears once bound, at 0 until counted: rate() needs the zero.
+            this.labels({ ...b.labels, outcome }).inc(n);
+            b.pending[outcome] = 0;
+          }
+        }
+      },
     });
-    this.requestSeconds = new Histogram({
-      name: 'mcp_bridge_request_duration_seconds',
-      help: 'Time from a client request reaching a bridge to its answer',
-      labelNames: ['face', 'client_epoch', 'upstream_epoch', 'method'],
-      buckets: BUCKETS,
-      registers,
-    });
-    this.upstreamSeconds = new Histogram({
-      name: 'mcp_bridge_upstream_duration_seconds',
-      help: 'Time of one upstream exchange (a call sent to the upstream server until its answer)',
-      labelNames: ['upstream_epoch', 'method'],
-      buckets: BUCKETS,
-      registers,
-    });
+    this.registry.registerMetric(this.requestSeconds as unknown as Metric);
+    this.registry.registerMetric(this.upstreamSeconds as unknown as Metric);
     const refused = new Counter({ name: 'mcp_bridge_refused_total', help: 'Requests refused before a bridge saw them, by reason', labelNames: ['reason'], registers });
     this.refusedBy = { auth: refused.labels('auth'), origin: refused.labels('origin'), host: refused.labels('host'), limits: refused.labels('limits'), validation: refused.labels('validation') };
     const rounds = new Counter({
@@ -146,22 +151,23 @@ export class BridgeMetrics {
     return new RequestRecorder(this, { face, client_epoch: clientEpoch });
   }
 
-  /** @internal The label children of one method and tool for a recorder. */
+  /** @internal The counts and duration series of one method and tool for a recorder. */
   bind(labels: { face: string; client_epoch: string }, method: string, tool: string): Bound {
-    const base = { ...labels, upstream_epoch: this.upstreamEpoch, method, tool };
-    return {
-      ok: this.requests.labels({ ...base, outcome: 'ok' }),
-      error: this.requests.labels({ ...base, outcome: 'error' }),
-      input_required: this.requests.labels({ ...base, outcome: 'input_required' }),
-      seconds: this.requestSeconds.labels({ face: labels.face, client_epoch: labels.client_epoch, upstream_epoch: this.upstreamEpoch, method }),
-    };
+    const durationLabels = { face: labels.face, client_epoch: labels.client_epoch, upstream_epoch: this.upstreamEpoch, method };
+    // Durations are per method: a series per tool as well would multiply the buckets for little.
+    const key = `${labels.face}\0${labels.client_epoch}\0${method}`;
+    let seconds = this.durationSeries.get(key);
+    if (seconds === undefined) this.durationSeries.set(key, (seconds = this.requestSeconds.series(durationLabels)));
+    const bound: Bound = { labels: { ...labels, upstream_epoch: this.upstreamEpoch, method, tool }, pending: { ok: 0, error: 0, input_required: 0 }, seconds };
+    this.bounds.push(bound);
+    return bound;
   }
 
   /** One upstream exchange of `method` (already a bounded label) took `seconds`. */
   upstream(method: string, seconds: number): void {
-    let child = this.upstreamByMethod.get(method);
-    if (child === undefined) this.upstreamByMethod.set(method, (child = this.upstreamSeconds.labels(this.upstreamEpoch, method)));
-    child.observe(seconds);
+    let series = this.upstreamByMethod.get(method);
+    if (series === undefined) this.upstreamByMethod.set(method, (series = this.upstreamSeconds.series({ upstream_epoch: this.upstreamEpoch, method })));
+    series.observe(seconds);
   }
 
   refused(reason: RefusalReason): void {

@@ -40,7 +40,8 @@ describe('GET /metrics on the main port, behind the same token as /mcp', () => {
   let cli: RunningCli;
 
   beforeAll(async () => {
-    cli = await startCli(['--log-level', 'warn', '--auth-token', TOKEN, '--', ...SERVER]);
+    // A small --max-body, so the 413 case is a body that is written whole before the bridge answers.
+    cli = await startCli(['--log-level', 'warn', '--auth-token', TOKEN, '--max-body', '4096', '--', ...SERVER]);
   });
   afterAll(() => cli?.close());
 
@@ -88,7 +89,7 @@ describe('GET /metrics on the main port, behind the same token as /mcp', () => {
     const modern = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } });
     expect((await post({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'prompts/list' }, modern)).status).toBe(400);
     expect((await post({}, '{"jsonrpc":')).status).toBe(400);
-    expect((await post({}, JSON.stringify({ pad: 'x'.repeat(5 * 1024 * 1024) }))).status).toBe(413);
+    expect((await post({}, JSON.stringify({ pad: 'x'.repeat(8 * 1024) }))).status).toBe(413);
     const after = await scrape(`${cli.url}/metrics`);
     const delta = (reason: string) => sum(after, 'mcp_bridge_refused_total', { reason }) - sum(before, 'mcp_bridge_refused_total', { reason });
     expect({ host: delta('host'), origin: delta('origin'), validation: delta('validation'), limits: delta('limits'), auth: delta('auth') }).toEqual({ host: 1, origin: 1, validation: 2, limits: 1, auth: 0 });
