@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { CallSignal } from '../contracts/upstream.js';
-import { activeTracing, injectInto } from '../ops/tracing.js';
+import { activeTracing, currentContext, injectInto } from '../ops/tracing.js';
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, and nothing
@@ -87,8 +87,9 @@ export function exchangeOnce(target: UpstreamTarget, r: UpstreamRequest): Promis
     if (signal?.aborted) return reject(abortReason(signal));
     // The caller's headers stay as they were (a link may send the same object again).
     let headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
-    // With tracing on, the exchange carries the active span's W3C trace context (the observed link's upstream span).
-    if (activeTracing()) injectInto(headers === r.headers ? (headers = { ...r.headers }) : headers);
+    // With tracing on, an exchange sent inside the observed link's call carries that upstream span's W3C trace context.
+    const trace = activeTracing() ? currentContext() : undefined;
+    if (trace) injectInto(headers === r.headers ? (headers = { ...r.headers }) : headers, trace);
     const mod = target.secure ? https : http;
     const req = mod.request(target.options(r.method, headers));
     let onAbort: (() => void) | undefined;

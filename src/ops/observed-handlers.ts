@@ -1,9 +1,9 @@
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
 import type { LegacyHandler, LegacySessionHandler, LegacySessionInfo, ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
 import type { BridgeMetrics, Outcome, RequestRecorder } from './bridge-metrics.js';
 import { KnownTools, methodLabel } from './method-label.js';
-import { extractParent, type Tracing } from './tracing.js';
+import { TRACE_CONTEXT, extractParent, runIn, type Tracing } from './tracing.js';
 
 /** What the observed handlers report to; either may be absent (then it costs nothing). */
 export interface Observers {
@@ -67,7 +67,12 @@ function observe(o: Observers, site: RequestSite, req: JSONRPCRequest, run: () =
       },
       parent,
     );
-    answer = context.with(trace.setSpan(parent, span), run);
+    const ctx = trace.setSpan(parent, span);
+    // The context rides on params to the upstream call (tracing.ts TRACE_CONTEXT); a request without
+    // params gets an empty object to carry it (its upstream call carries `_meta.traceparent` anyway).
+    const carrier = (req.params ??= {}) as Record<PropertyKey, unknown>;
+    carrier[TRACE_CONTEXT] = ctx;
+    answer = runIn(ctx, run);
   } else {
     answer = run();
   }

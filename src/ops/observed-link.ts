@@ -1,9 +1,9 @@
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { CallHandlers, LegacyLink, LegacyUpstreamSession, ModernLink, OutboundRequest } from '../contracts/upstream.js';
 import type { RpcOutcome } from '../jsonrpc/messages.js';
 import type { BridgeMetrics } from './bridge-metrics.js';
 import { methodLabel } from './method-label.js';
-import { injectInto, type Tracing } from './tracing.js';
+import { TRACE_CONTEXT, contextOf, injectInto, runIn, type Tracing } from './tracing.js';
 
 type Call = (req: OutboundRequest, handlers?: CallHandlers) => Promise<RpcOutcome>;
 
@@ -11,8 +11,9 @@ type Call = (req: OutboundRequest, handlers?: CallHandlers) => Promise<RpcOutcom
  * Observes every call a bridge sends upstream: its duration, MRTR rounds a
  * modern server asks for, and with tracing one CLIENT span per exchange whose
  * context goes upstream in `params._meta.traceparent` (and, on HTTP, in the
- * `traceparent` header: `links/upstream-http.ts` adds it from the active
- * context). The link's own `call` is replaced on the instance, so the pool,
+ * `traceparent` header: `links/upstream-http.ts` adds it when the link sends
+ * the exchange synchronously inside `runIn`). The parent is the client
+ * request's span, carried on `params` (tracing.ts). The link's own `call` is replaced on the instance, so the pool,
  * `instanceof` checks and every other member stay as they are.
  */
 export function observeLink(link: ModernLink | LegacyLink, upstreamEpoch: string, metrics: BridgeMetrics | undefined, tracing: Tracing | undefined): void {
@@ -36,7 +37,7 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: BridgeMetrics 
     let answer: Promise<RpcOutcome>;
     let span: ReturnType<Tracing['tracer']['startSpan']> | undefined;
     if (tracing) {
-      const parent = context.active();
+      const parent = contextOf(req.params);
       // A retry carrying inputResponses is one more MRTR round of the same call (digest §1.6).
       const round = (req.params as { inputResponses?: unknown } | undefined)?.inputResponses !== undefined;
       span = tracing.tracer.startSpan(
@@ -45,7 +46,7 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: BridgeMetrics 
         parent,
       );
       const ctx = trace.setSpan(parent, span);
-      answer = context.with(ctx, () => call(withTraceMeta(req, ctx), handlers));
+      answer = runIn(ctx, () => call(withTraceMeta(req, ctx), handlers));
     } else {
       answer = call(req, handlers);
     }
@@ -71,12 +72,14 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: BridgeMetrics 
  * `traceparent`/`tracestate` keys, digest §1). The client's own bytes (`text`)
  * no longer match, so the link serializes the request again.
  */
-function withTraceMeta(req: OutboundRequest, ctx: ReturnType<typeof context.active>): OutboundRequest {
+function withTraceMeta(req: OutboundRequest, ctx: Context): OutboundRequest {
   const params = req.params ?? {};
   const meta: Record<string, unknown> = { ...((params._meta as Record<string, unknown> | undefined) ?? {}) };
   delete meta.traceparent;
   delete meta.tracestate;
   injectInto(meta, ctx);
   if (meta.traceparent === undefined) return req;
-  return { method: req.method, id: req.id, params: { ...params, _meta: meta } };
+  const out: Record<PropertyKey, unknown> = { ...params, _meta: meta };
+  out[TRACE_CONTEXT] = ctx;
+  return { method: req.method, id: req.id, params: out as Record<string, unknown> };
 }

@@ -1,5 +1,4 @@
-import { context, propagation, trace, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { ROOT_CONTEXT, propagation, trace, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -35,10 +34,13 @@ export function activeTracing(): Tracing | undefined {
 }
 
 /**
- * Installs the global provider, the AsyncLocalStorage context manager (so the
- * upstream exchange started inside a request's context finds its parent) and
- * the W3C trace-context + baggage propagator. Idempotent per process: the
- * OpenTelemetry API is global by design.
+ * Installs the global provider and the W3C trace-context + baggage
+ * propagator. Idempotent per process: the OpenTelemetry API is global by design.
+ *
+ * No context manager is installed. On Node 20 AsyncLocalStorage runs a hook on
+ * every promise the process creates, which cost as much as the spans
+ * themselves in the bench (row 2). A request's context travels with its
+ * `params` instead (`TRACE_CONTEXT`, below), and synchronously in `runIn`.
  */
 export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
   if (active || !tracingRequested(env)) return active;
@@ -46,7 +48,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'mcp-bridge', 'service.version': BRIDGE_VERSION }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batchOptions(env) })],
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
   trace.setGlobalTracerProvider(provider);
   const tracing: Tracing = {
@@ -55,7 +56,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
       await provider.shutdown();
       if (active === tracing) active = undefined;
       trace.disable();
-      context.disable();
       propagation.disable();
     },
   };
@@ -75,6 +75,45 @@ function batchOptions(env: NodeJS.ProcessEnv): { scheduledDelayMillis?: number; 
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
+/**
+ * Where a client request's span context rides from the observed handler to the
+ * observed link: an enumerable symbol key on the request's `params`. The
+ * bridges derive upstream params from the client's by spread or rest, which
+ * copy symbol keys; JSON never sees them. `modern-envelope.ts` carries it by hand.
+ */
+export const TRACE_CONTEXT: unique symbol = Symbol('mcp-bridge.traceContext');
+
+/** The context of the code running synchronously inside `runIn` (the exchange being sent). */
+let current: Context | undefined;
+
+/** Runs `fn` with `ctx` as the synchronous current context (what `upstream-http.ts` injects into headers). */
+export function runIn<T>(ctx: Context, fn: () => T): T {
+  const previous = current;
+  current = ctx;
+  try {
+    return fn();
+  } finally {
+    current = previous;
+  }
+}
+
+/** The context set by the innermost `runIn` on the stack, if any. */
+export function currentContext(): Context | undefined {
+  return current;
+}
+
+/** The span context carried by `params` (see TRACE_CONTEXT), else the synchronous one, else ROOT. */
+export function contextOf(params: unknown): Context {
+  const carried = typeof params === 'object' && params !== null ? (params as { [TRACE_CONTEXT]?: Context })[TRACE_CONTEXT] : undefined;
+  return carried ?? current ?? ROOT_CONTEXT;
+}
+
+/** Copies the carried context from one params object to another built key by key. */
+export function carryTraceContext(from: object, to: Record<PropertyKey, unknown>): void {
+  const carried = (from as { [TRACE_CONTEXT]?: Context })[TRACE_CONTEXT];
+  if (carried !== undefined) to[TRACE_CONTEXT] = carried;
+}
+
 /** Reads `traceparent`/`tracestate`/`baggage` from a headers record or a `_meta` object alike. */
 const RECORD_GETTER: TextMapGetter<Record<string, unknown>> = {
   keys: (carrier) => Object.keys(carrier),
@@ -90,14 +129,14 @@ const RECORD_GETTER: TextMapGetter<Record<string, unknown>> = {
  * context in `_meta`, digest §1 reserved keys); ROOT when neither is valid.
  */
 export function extractParent(headers: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Context {
-  const root = context.active();
+  const root = ROOT_CONTEXT;
   if (headers && typeof headers.traceparent === 'string') return propagation.extract(root, headers, RECORD_GETTER);
   if (meta && typeof meta.traceparent === 'string') return propagation.extract(root, meta, RECORD_GETTER);
   return root;
 }
 
-/** Writes the active span's trace context into `carrier` (HTTP headers or `_meta`), as `traceparent`/`tracestate`. */
-export function injectInto(carrier: Record<string, unknown>, ctx: Context = context.active()): void {
+/** Writes the span context of `ctx` into `carrier` (HTTP headers or `_meta`), as `traceparent`/`tracestate`. */
+export function injectInto(carrier: Record<string, unknown>, ctx: Context): void {
   propagation.inject(ctx, carrier);
 }
 

@@ -1,6 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stdinTee, type Recorder } from './accept-helpers.js';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { modernPost, readMessages } from '../helpers/faults.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
@@ -159,5 +164,60 @@ describe('traces cross the bridge (OTLP/HTTP to a receiver on 127.0.0.1)', () =>
     expect(server.parentSpanId ?? '').toBe('');
     const up = hop.seen.find((s) => s.body?.id === 103)!;
     expect(up.header?.split('-')[1]).toBe(server.traceId);
+  });
+});
+
+describe('traces cross the bridge in front of a legacy stdio server', () => {
+  const SERVER = [process.execPath, path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crash-server.mjs')];
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let recorder: Recorder;
+  let cli: RunningCli;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    const tee = stdinTee(SERVER);
+    recorder = tee.recorder;
+    cli = await startCli(['--log-level', 'warn', '--', ...tee.command], 30_000, { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' });
+  });
+  afterAll(async () => {
+    await cli?.close();
+    await recorder?.close();
+    await receiver?.close();
+  });
+
+  /** The child's received tools/call whose _meta.traceparent names `traceId`. */
+  const received = (traceId: string) =>
+    recorder.received().find((m) => m.method === 'tools/call' && String(((m.params as any)?._meta as any)?.traceparent ?? '').split('-')[1] === traceId) as any;
+
+  it('a 2026-07-28 client (modern-to-legacy): SERVER span from its traceparent, CLIENT child, and the child process gets _meta.traceparent', async () => {
+    const traceId = hex(0xbeef1, 32);
+    const res = await modernPost(cli.url, 7, 'tools/call', { name: 'echo', arguments: { message: 'm2l' } }, undefined, { traceparent: `00-${traceId}-${hex(0x77, 16)}-01` });
+    expect(JSON.stringify((await readMessages(res)).find((m) => m.id === 7)!.result)).toContain('Echo: m2l');
+    const server = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === SERVER_KIND));
+    const client = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === CLIENT_KIND));
+    expect(server.parentSpanId).toBe(hex(0x77, 16));
+    expect(attr(server, 'mcp.bridge.upstream_epoch')).toBe('initialize');
+    expect(client.parentSpanId).toBe(server.spanId);
+    const up = await until(() => received(traceId));
+    expect(up.params._meta.traceparent).toBe(`00-${traceId}-${client.spanId}-01`);
+  });
+
+  it('an initialize-era SDK v1 client with params._meta.traceparent (legacy-to-legacy): the same chain, with mcp.session.id', async () => {
+    const traceId = hex(0xbeef2, 32);
+    const client = new Client({ name: 'traced-v1', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${cli.url}/mcp`)));
+    try {
+      const result = await client.callTool({ name: 'echo', arguments: { message: 'l2l' }, _meta: { traceparent: `00-${traceId}-${hex(0x88, 16)}-01` } });
+      expect(JSON.stringify(result)).toContain('Echo: l2l');
+    } finally {
+      await client.close();
+    }
+    const server = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === SERVER_KIND));
+    const upstream = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === CLIENT_KIND));
+    expect(server.parentSpanId).toBe(hex(0x88, 16));
+    expect(attr(server, 'mcp.bridge.client_epoch')).toBe('initialize');
+    expect(attr(server, 'mcp.session.id')).toMatch(/\S{8,}/);
+    expect(upstream.parentSpanId).toBe(server.spanId);
+    expect((await until(() => received(traceId))).params._meta.traceparent).toBe(`00-${traceId}-${upstream.spanId}-01`);
   });
 });
