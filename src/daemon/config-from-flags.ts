@@ -75,6 +75,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
         'Set --auth-token <token> (or MCP_BRIDGE_AUTH_TOKEN), listen on 127.0.0.1, or pass --allow-unauthenticated if something in front of the bridge authenticates',
     );
   }
+  if (stdio && flags.corsOrigin?.length) throw usage('--cors-origin is for browsers calling the HTTP faces; with --stdio there are none, so leave it out');
   const corsOrigins = corsOriginsFrom(flags.corsOrigin ?? [], authToken);
   const logFormat = (flags.logFormat ?? env.MCP_BRIDGE_LOG_FORMAT ?? defaultLogFormat()) as LogFormat;
   if (!LOG_FORMATS.includes(logFormat)) throw usage(`--log-format must be one of ${LOG_FORMATS.join(', ')} (got '${logFormat}')`);

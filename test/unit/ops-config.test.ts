@@ -30,6 +30,10 @@ describe('operations flags', () => {
     expect(usage(() => configFromFlags({ corsOrigin: [origin] }, ['node', 's.js']))).toMatch(/--cors-origin must be an origin/);
   });
 
+  it('--cors-origin makes no sense with --stdio', () => {
+    expect(usage(() => configFromFlags({ stdio: true, corsOrigin: ['https://app.example.com'] }, ['node', 's.js'], {}))).toMatch(/--stdio/);
+  });
+
   it('--cors-origin * needs an auth mode', () => {
     expect(usage(() => configFromFlags({ corsOrigin: ['*'] }, ['node', 's.js']))).toMatch(/--auth-token/);
     expect(configFromFlags({ corsOrigin: ['*'], authToken: TOKEN }, ['node', 's.js'], {}).corsOrigins).toEqual(['*']);
