@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { BridgeMetrics } from '../ops/bridge-metrics.js';
 import { addCorsHeaders, answerPreflight, isPreflight } from '../ops/cors.js';
 import type { Readiness } from '../ops/readiness.js';
+import { attachTraceHeaders } from '../ops/tracing.js';
 import { classifyPost } from './classify-post.js';
 import { readJsonBody } from './http-body.js';
 import { ModernPost, flatHeaders, writeJsonError } from './modern-post.js';
@@ -231,6 +232,8 @@ function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
       return writeJsonError(res, route.status, null, route.error);
     }
     if (route.route === 'modern') return parts.modern.handle(req, res, read.body, headers);
+    // A session's handler sees messages, not this POST: its trace headers travel on the messages (tracing on only).
+    attachTraceHeaders(read.body, req.headers);
     return parts.streamable.handlePost(req, res, read.body);
   };
   // GET and DELETE are 2025 session operations; a modern client never sends them (digest §2.4).

@@ -3,7 +3,7 @@ import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/serv
 import type { LegacyHandler, LegacySessionHandler, LegacySessionInfo, ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
 import type { BridgeMetrics, Outcome, RequestRecorder } from './bridge-metrics.js';
 import { KnownTools, methodLabel } from './method-label.js';
-import { TRACE_CONTEXT, extractParent, runIn, type Tracing } from './tracing.js';
+import { TRACE_CONTEXT, TRACE_HEADERS, extractParent, runIn, type Tracing } from './tracing.js';
 
 /** What the observed handlers report to; either may be absent (then it costs nothing). */
 export interface Observers {
@@ -49,7 +49,8 @@ function observe(o: Observers, site: RequestSite, req: JSONRPCRequest, run: () =
   const tracing = o.tracing;
   let span: ReturnType<Tracing['tracer']['startSpan']> | undefined;
   if (tracing) {
-    const parent = extractParent(site.headers, params?._meta);
+    const headers = site.headers ?? (params as { [TRACE_HEADERS]?: Record<string, unknown> } | undefined)?.[TRACE_HEADERS];
+    const parent = extractParent(headers, params?._meta);
     span = tracing.tracer.startSpan(
       tool ? `${method} ${tool}` : method,
       {

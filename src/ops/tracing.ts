@@ -97,6 +97,25 @@ export function runIn<T>(ctx: Context, fn: () => T): T {
   }
 }
 
+/**
+ * The client's `traceparent`/`tracestate` HTTP headers on a legacy Streamable
+ * HTTP request, put on its params by the HTTP face (a legacy session's handler
+ * sees the message, not the POST that carried it).
+ */
+export const TRACE_HEADERS: unique symbol = Symbol('mcp-bridge.traceHeaders');
+
+/** Puts the trace headers of a POST on each request in its body (tracing on and a `traceparent` present only). */
+export function attachTraceHeaders(body: unknown, headers: Record<string, string | string[] | undefined>): void {
+  if (!active || typeof headers.traceparent !== 'string') return;
+  const carried = { traceparent: headers.traceparent, ...(typeof headers.tracestate === 'string' ? { tracestate: headers.tracestate } : {}) };
+  for (const m of Array.isArray(body) ? body : [body]) {
+    // Requests only: a notification or response has no span of its own.
+    if (typeof m !== 'object' || m === null || typeof (m as { method?: unknown }).method !== 'string' || !('id' in m)) continue;
+    const msg = m as { params?: Record<PropertyKey, unknown> };
+    (msg.params ??= {})[TRACE_HEADERS] = carried;
+  }
+}
+
 /** The context set by the innermost `runIn` on the stack, if any. */
 export function currentContext(): Context | undefined {
   return current;

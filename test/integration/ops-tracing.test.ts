@@ -202,6 +202,21 @@ describe('traces cross the bridge in front of a legacy stdio server', () => {
     expect(up.params._meta.traceparent).toBe(`00-${traceId}-${client.spanId}-01`);
   });
 
+  it('an initialize-era Streamable HTTP client with a traceparent header (legacy-to-legacy): SERVER span parented by it', async () => {
+    const traceId = hex(0xbeef3, 32);
+    const client = new Client({ name: 'traced-v1-header', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${cli.url}/mcp`), { requestInit: { headers: { traceparent: `00-${traceId}-${hex(0x99, 16)}-01` } } }));
+    try {
+      expect(JSON.stringify(await client.callTool({ name: 'echo', arguments: { message: 'hdr' } }))).toContain('Echo: hdr');
+    } finally {
+      await client.close();
+    }
+    const server = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === SERVER_KIND && s.name.startsWith('tools/call')));
+    expect(server.parentSpanId).toBe(hex(0x99, 16));
+    const upstream = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === CLIENT_KIND && s.parentSpanId === server.spanId));
+    expect((await until(() => received(traceId))).params._meta.traceparent).toBe(`00-${traceId}-${upstream.spanId}-01`);
+  });
+
   it('an initialize-era SDK v1 client with params._meta.traceparent (legacy-to-legacy): the same chain, with mcp.session.id', async () => {
     const traceId = hex(0xbeef2, 32);
     const client = new Client({ name: 'traced-v1', version: '1.0.0' });
