@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, propagation, trace, type Context, type Span, type TextMap
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace';
 import { BRIDGE_VERSION } from '../version.js';
 
 /**
@@ -46,6 +46,7 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
   if (active || !tracingRequested(env)) return active;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'mcp-bridge', 'service.version': BRIDGE_VERSION }),
+    sampler: samplerFrom(env),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batchOptions(env) })],
   });
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
@@ -61,6 +62,25 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
   };
   active = tracing;
   return tracing;
+}
+
+/**
+ * `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` as the SDK specification
+ * defines them (this provider does not read them itself); default
+ * `parentbased_always_on`. A span that is not sampled costs next to nothing.
+ */
+export function samplerFrom(env: NodeJS.ProcessEnv): Sampler {
+  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG);
+  const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 && env.OTEL_TRACES_SAMPLER_ARG?.trim() ? arg : 1;
+  const byName: Record<string, () => Sampler> = {
+    always_on: () => new AlwaysOnSampler(),
+    always_off: () => new AlwaysOffSampler(),
+    traceidratio: () => new TraceIdRatioBasedSampler(ratio),
+    parentbased_always_on: () => new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    parentbased_always_off: () => new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+    parentbased_traceidratio: () => new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
+  };
+  return (byName[env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() ?? ''] ?? byName.parentbased_always_on)();
 }
 
 /** The SDK's standard `OTEL_BSP_*` variables, which this processor does not read itself. */

@@ -4,6 +4,7 @@ import { BridgeError } from '../../src/errors.js';
 import { allowedRequestHeaders } from '../../src/ops/cors.js';
 import { KnownTools, methodLabel } from '../../src/ops/method-label.js';
 import { Readiness } from '../../src/ops/readiness.js';
+import { samplerFrom } from '../../src/ops/tracing.js';
 import { createLogger } from '../../src/log.js';
 
 /** Issue 13: the pure parts of operations: flags, CORS header filter, label bounds, readiness rules, log format. */
@@ -113,4 +114,14 @@ describe('log formats', () => {
     createLogger('info', {}, (l) => lines.push(l), [], 'json').info('listening', { url: 'http://127.0.0.1:1' });
     expect(JSON.parse(lines[0])).toMatchObject({ level: 'info', event: 'listening', url: 'http://127.0.0.1:1' });
   });
+});
+
+describe('samplerFrom (OTEL_TRACES_SAMPLER)', () => {
+  it.each([
+    [{}, 'ParentBased{root=AlwaysOnSampler'],
+    [{ OTEL_TRACES_SAMPLER: 'always_off' }, 'AlwaysOffSampler'],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }, 'TraceIdRatioBased{0.25}'],
+    [{ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' }, 'ParentBased{root=TraceIdRatioBased{0.01}'],
+    [{ OTEL_TRACES_SAMPLER: 'nonsense' }, 'ParentBased{root=AlwaysOnSampler'],
+  ])('%j', (env, described) => expect(samplerFrom(env as NodeJS.ProcessEnv).toString()).toContain(described));
 });
