@@ -74,6 +74,10 @@ const program = new Command('mcp-bridge')
   .option('--input-timeout <ms>', `how long a legacy client has to answer a bridged server→client request (default ${D.inputTimeoutMs})`)
   .option('--wait-for-upstream [ms]', 'if the upstream is unreachable at start, probe again with backoff (for ms, or until it answers) instead of exiting 1')
   .option('--shutdown-timeout <ms>', `on SIGTERM/SIGINT, how long calls in flight may finish before the bridge closes everything (default ${D.shutdownTimeoutMs})`)
+  .option('--cors-origin <origin>', 'answer CORS for this browser origin (repeatable; * only with --auth-token); it passes the Origin check too', collect)
+  .option('--metrics-listen <host:port>', 'serve GET /metrics there without auth (loopback unless a host is given) instead of on the main port behind its auth')
+  .option('--no-metrics', 'no Prometheus metrics at all')
+  .addOption(new Option('--log-format <format>', 'stderr line format (default: pretty on a terminal, json otherwise); env MCP_BRIDGE_LOG_FORMAT').choices(['pretty', 'json']))
   .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)');
 oauthOptions(program)
   .addHelpText('after', `
@@ -103,7 +107,7 @@ Exit codes: 0 clean shutdown, 1 upstream unreachable or not MCP at start, 2 bad 
     if (flags.server !== undefined) throw new BridgeError('BRIDGE_ERR_USAGE', '--server picks one server of a --config file');
     const options = configFromFlags(flags, command);
     const bridge = await startBridge(options);
-    if (bridge.url) process.stderr.write(`mcp-bridge: serving ${bridge.facts.epoch} upstream at ${bridge.url}/mcp (http+sse: ${bridge.url}/sse, ws: ${bridge.url.replace(/^http/, 'ws')}/ws)\n`);
+    if (bridge.url) process.stderr.write(startLine(bridge));
     handleSignals(bridge, options.shutdownTimeoutMs);
     await bridge.done;
     process.exitCode = EXIT_OK;
@@ -198,6 +202,19 @@ program
     if (what !== 'status') throw new BridgeError('BRIDGE_ERR_USAGE', `mcp-bridge auth knows only: status (got '${what}')`);
     process.stdout.write((await authStatusCommand(oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
   });
+
+/** What was found upstream and where to connect, for the person who started the bridge. */
+function startLine(bridge: RunningBridge): string {
+  const f = bridge.facts;
+  const server = f.serverInfo ? ` ${f.serverInfo.name}${f.serverInfo.version ? ` ${f.serverInfo.version}` : ''}` : '';
+  const url = bridge.url!;
+  // The first line keeps its shape: scripts and tests read the URL from it.
+  return (
+    `mcp-bridge: serving ${f.epoch} upstream at ${url}/mcp (http+sse: ${url}/sse, ws: ${url.replace(/^http/, 'ws')}/ws)\n` +
+    `mcp-bridge: upstream${server} speaks ${f.protocolVersion} over ${f.transport}; health ${url}/healthz, readiness ${url}/readyz` +
+    `${bridge.metricsUrl ? `, metrics ${bridge.metricsUrl}` : ''}\n`
+  );
+}
 
 /** First signal: graceful stop within `graceMs`; second: close now (children still get EOF, SIGTERM, SIGKILL); third: exit. */
 function handleSignals(bridge: Pick<RunningBridge | RunningServers, 'close'>, graceMs: number): void {

@@ -51,17 +51,29 @@ export function scrubSecrets(line: string, secrets: readonly string[]): string {
   return out;
 }
 
+/** How lines look: one JSON object each (for collectors), or `time LEVEL event key=value…` for a person. */
+export type LogFormat = 'json' | 'pretty';
+
+export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+
+/** `--log-format` absent: pretty when stderr is a terminal (someone is reading it), JSON otherwise. */
+export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): LogFormat {
+  return stream.isTTY ? 'pretty' : 'json';
+}
+
 /** `secrets` are scrubbed from every line this logger and its children write. */
 export function createLogger(
   level: LogLevel = 'info',
   base: Record<string, unknown> = {},
   write: (line: string) => void = (l) => process.stderr.write(l),
   secrets: readonly string[] = [],
+  format: LogFormat = 'json',
 ): Logger {
   const emit = (lvl: LogLevel, event: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
     const record = { t: new Date().toISOString(), level: lvl, event, ...base, ...(fields ? (redact(fields) as object) : {}) };
-    write(scrubSecrets(JSON.stringify(record, errorReplacer), secrets) + '\n');
+    const line = format === 'pretty' ? prettyLine(record) : JSON.stringify(record, errorReplacer);
+    write(scrubSecrets(line, secrets) + '\n');
   };
   return {
     level,
@@ -69,8 +81,25 @@ export function createLogger(
     info: (e, f) => emit('info', e, f),
     warn: (e, f) => emit('warn', e, f),
     error: (e, f) => emit('error', e, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write, secrets),
+    child: (fields) => createLogger(level, { ...base, ...fields }, write, secrets, format),
   };
+}
+
+/**
+ * `12:34:56.789 WARN  http.refused reason=origin status=403`: the time of day,
+ * the level, the event, then the fields as key=value with values in JSON (so
+ * strings with spaces stay one token, and scrubSecrets finds escaped secrets
+ * the same way as in JSON lines).
+ */
+function prettyLine(record: { t: string; level: LogLevel; event: string } & Record<string, unknown>): string {
+  const { t, level, event, ...fields } = record;
+  let line = `${t.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${event}`;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    const text = typeof v === 'string' && /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v, errorReplacer);
+    line += ` ${k}=${text}`;
+  }
+  return line;
 }
 
 function errorReplacer(_key: string, value: unknown): unknown {

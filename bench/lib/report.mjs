@@ -26,6 +26,12 @@ export function addRatios(cells) {
     cell.vsPeers = { callsPerS: cell.callsPerS / fastest.callsPerS, fastest: fastest.target, cpu: cell.cpuUsPerCall / leanest.cpuUsPerCall, leanest: leanest.target };
     cell.ratio = `calls/s ${f(cell.vsPeers.callsPerS, 2)}× ${fastest.target}; CPU ${f(cell.vsPeers.cpu, 2)}× ${leanest.target}`;
   }
+  for (const cell of load(cells, 2)) {
+    const off = find(cells, 2, 'mcp-bridge-ops-off', cell.concurrency);
+    if (cell.target !== 'mcp-bridge-ops-on' || !off || cell.failed) continue;
+    cell.vsOpsOff = { callsPerS: cell.callsPerS / off.callsPerS, cpu: cell.cpuUsPerCall / off.cpuUsPerCall };
+    cell.ratio = `calls/s ${f(cell.vsOpsOff.callsPerS, 2)}× metrics and traces off; CPU ${f(cell.vsOpsOff.cpu, 2)}×`;
+  }
   for (const cell of load(cells, 3)) {
     const r2 = find(cells, 2, 'mcp-bridge', cell.concurrency);
     if (cell.target !== 'mcp-bridge' || !r2 || cell.failed) continue;
@@ -52,6 +58,8 @@ export function evaluateTargets(cells) {
   const r2 = concurrencies(cells, 2).map((c) => find(cells, 2, 'mcp-bridge', c)).filter((x) => x?.vsPeers);
   out.push(r2.length ? verdict(r2.every((x) => x.vsPeers.callsPerS > 1), `Row 2: ahead of every peer on calls/s in every cell — ${r2.map((x) => `c=${x.concurrency}: ${f(x.callsPerS)} vs ${x.vsPeers.fastest} ${f(x.callsPerS / x.vsPeers.callsPerS)}`).join('; ')}`) : verdict(undefined, 'Row 2: calls/s — not measured'));
   out.push(r2.length ? verdict(r2.every((x) => x.vsPeers.cpu <= 0.5), `Row 2: CPU per call ≤ 0.5× the best peer's — ${r2.map((x) => `c=${x.concurrency}: ${f(x.cpuUsPerCall)} µs vs ${x.vsPeers.leanest} ${f(x.cpuUsPerCall / x.vsPeers.cpu)} µs (${f(x.vsPeers.cpu, 2)}×)`).join('; ')}`) : verdict(undefined, 'Row 2: CPU — not measured'));
+  const ops = concurrencies(cells, 2).map((c) => find(cells, 2, 'mcp-bridge-ops-on', c)).filter((x) => x?.vsOpsOff);
+  out.push(ops.length ? verdict(ops.every((x) => x.vsOpsOff.callsPerS >= 0.9), `Row 2: metrics + traces on cost ≤ 10% calls/s (issue 13) — ${ops.map((x) => `c=${x.concurrency}: ${f(x.callsPerS)} vs ${f(x.callsPerS / x.vsOpsOff.callsPerS)} off (${f(x.vsOpsOff.callsPerS, 2)}×)`).join('; ')}`) : verdict(undefined, 'Row 2: cost of metrics and traces — not measured'));
   const open = cells.find((x) => x.row === 2 && x.target === 'mcp-bridge' && x.sessionOpen)?.sessionOpen;
   out.push(open ? verdict(open.p50Ms <= 20, `Row 2: a session opens in ≤ 20 ms — p50 ${f(open.p50Ms, 1)} ms, max ${f(open.maxMs, 1)} ms (n=${open.n})`) : verdict(undefined, 'Row 2: session open — not measured'));
   // Row 3

@@ -68,12 +68,12 @@ export function nodeFlags({ cpuProfDir, inspect } = {}) {
  * The built mcp-bridge CLI on 127.0.0.1:0 in front of `upstream` (a URL or a
  * command array). `cpuProfDir` runs it under `node --cpu-prof`; `inspect` opens an inspector.
  */
-export function startMcpBridge(upstream, { cpuProfDir, inspect, extraArgs = [] } = {}) {
+export function startMcpBridge(upstream, { cpuProfDir, inspect, extraArgs = [], env = {} } = {}) {
   const node = nodeFlags({ cpuProfDir, inspect });
   const target = typeof upstream === 'string' ? ['--upstream', upstream] : ['--', ...upstream];
   // warn: the peers run quiet too (supergateway --logLevel none), so no one pays for logs.
   const args = [...node, CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...extraArgs, ...target];
-  return startProcess({ name: 'mcp-bridge', command: process.execPath, args, ready: BRIDGE_READY });
+  return startProcess({ name: 'mcp-bridge', command: process.execPath, args, env, ready: BRIDGE_READY });
 }
 
 /** Start time of a process (ticks since boot), or undefined once it is gone. */

@@ -13,7 +13,9 @@ const OPENS = { full: 10, quick: 3 };
 export async function rowWrapStdio(ctx) {
   const started = [];
   try {
-    for (const kind of Object.keys(WRAPPERS)) started.push({ kind, ...(await startWrapper(kind, ctx)) });
+    // BENCH_ROW2_TARGETS=mcp-bridge-ops-off,mcp-bridge-ops-on measures only those (the cost of metrics and traces).
+    const only = process.env.BENCH_ROW2_TARGETS?.split(',').map((k) => k.trim());
+    for (const kind of Object.keys(WRAPPERS)) if (!only || only.includes(kind)) started.push({ kind, ...(await startWrapper(kind, ctx)) });
     const opens = {};
     for (const w of started) {
       const times = Float64Array.from(await sessionOpenTimes(ctx.undici, w.mcpUrl, OPENS[ctx.mode])).sort();

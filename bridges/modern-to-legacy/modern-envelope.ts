@@ -1,6 +1,7 @@
 import type { Implementation, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
 import { RpcError } from '../../src/errors.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
+import { TRACE_CONTEXT, carryTraceContext } from '../../src/ops/tracing.js';
 
 /**
  * What one modern request says about its client (digest §1.2), and the params
@@ -79,7 +80,9 @@ export function upstreamParams(params: Obj): Obj | undefined {
     }
     out[k] = v;
   }
-  return Object.keys(out).length > 0 ? out : undefined;
+  // With tracing on, the request's span context rides on params (src/ops/tracing.ts); keep it, even on empty params.
+  carryTraceContext(params, out);
+  return Object.keys(out).length > 0 || TRACE_CONTEXT in out ? out : undefined;
 }
 
 /** True when `level` is at least as severe as `threshold` (digest §1.9: "at or above that level"). */

@@ -168,6 +168,11 @@ export interface UpstreamAuth {
   /** The `Authorization` value for the next request, refreshed first when the token is about to expire. */
   header(): Promise<string | undefined>;
   /**
+   * The same value when it is known without waiting (tokens loaded, none about to expire): a string, or
+   * undefined for none; null when `header()` must be awaited. Keeps the usual exchange free of async frames.
+   */
+  headerNow(): string | undefined | null;
+  /**
    * The upstream answered `c` to a request sent with `sent`. Resolves true once
    * new credentials are ready (send it again), false when the answer is not an
    * OAuth challenge; rejects with BridgeError BRIDGE_ERR_AUTH when the flow fails.

@@ -3,7 +3,7 @@ import { BridgeError } from '../errors.js';
 import { isValidAuthToken } from '../faces/auth.js';
 import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
 import { oauthConfigFrom, type OAuthFlags } from '../links/oauth/oauth-config.js';
-import { createLogger, LOG_LEVELS, type LogLevel } from '../log.js';
+import { createLogger, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
 
@@ -45,6 +45,11 @@ export interface CliFlags extends OAuthFlags {
   allowTool?: string[];
   /** Tool-name globs (repeatable): matching tools are hidden. */
   denyTool?: string[];
+  corsOrigin?: string[];
+  metricsListen?: string;
+  /** False with `--no-metrics`. */
+  metrics?: boolean;
+  logFormat?: string;
 }
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
@@ -76,6 +81,12 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
         'Set --auth-token <token> (or MCP_BRIDGE_AUTH_TOKEN), listen on 127.0.0.1, or pass --allow-unauthenticated if something in front of the bridge authenticates',
     );
   }
+  if (stdio && flags.corsOrigin?.length) throw usage('--cors-origin is for browsers calling the HTTP faces; with --stdio there are none, so leave it out');
+  const corsOrigins = corsOriginsFrom(flags.corsOrigin ?? [], authToken);
+  const logFormat = (flags.logFormat ?? env.MCP_BRIDGE_LOG_FORMAT ?? defaultLogFormat()) as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) throw usage(`--log-format must be one of ${LOG_FORMATS.join(', ')} (got '${logFormat}')`);
+  const metrics = flags.metrics ?? true;
+  if (!metrics && flags.metricsListen !== undefined) throw usage('--metrics-listen serves the metrics that --no-metrics turns off; pass one or the other');
   for (const h of flags.allowHost ?? []) {
     if (h !== '*' && parseHostHeader(h) === undefined) throw usage(`--allow-host must be a host name, name:port or * (got '${h}')`);
   }
@@ -91,7 +102,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     allowHosts: flags.allowHost ?? [],
     authToken,
     allowUnauthenticated,
-    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret)),
+    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret), logFormat),
     poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
     poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
     sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
@@ -115,7 +126,30 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     debugStats: flags.debugStats ?? false,
     allowTools: flags.allowTool,
     denyTools: flags.denyTool,
+    corsOrigins,
+    metrics,
+    metricsListen: flags.metricsListen === undefined ? undefined : parseListen(flags.metricsListen, '--metrics-listen'),
   };
+}
+
+/** `--cors-origin`: http(s) origins, or `*`, which only an authenticated bridge may offer (any page could drive it otherwise). */
+function corsOriginsFrom(raw: string[], authToken: string | undefined): string[] {
+  for (const origin of raw) {
+    if (origin === '*') {
+      if (authToken === undefined) throw usage('--cors-origin * lets every web page call the bridge: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN) too, or name the origins');
+      continue;
+    }
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+      throw usage(`--cors-origin must be an origin such as https://app.example.com (scheme, host, optional port; no path), or * (got '${origin}')`);
+    }
+  }
+  return raw;
 }
 
 /** `--auth-token`, else MCP_BRIDGE_AUTH_TOKEN; the flag makes no sense with --stdio (the env var is then ignored). */
@@ -197,11 +231,11 @@ export function parseHeaders(raw: string[]): Record<string, string> {
 }
 
 /** `host:port`, `:port`, `port`, or `[v6]:port`. */
-export function parseListen(raw: string): { host: string; port: number } {
+export function parseListen(raw: string, flag = '--listen'): { host: string; port: number } {
   const m = /^(?:(?:\[([^\]]+)\]|([^:[\]]*)):)?(\d+)$/.exec(raw.trim());
   const port = m ? Number(m[3]) : NaN;
   if (!m || !Number.isInteger(port) || port < 0 || port > 65535) {
-    throw usage(`--listen must be host:port, e.g. 127.0.0.1:8808 (got '${raw}')`);
+    throw usage(`${flag} must be host:port, e.g. 127.0.0.1:8808 (got '${raw}')`);
   }
   return { host: m[1] ?? (m[2] || DEFAULT_OPTIONS.listen.host), port };
 }

@@ -78,6 +78,12 @@ export interface BridgeOptions {
   denyTools?: string[];
   /** OAuth toward a URL upstream that answers 401 (issue 12); absent: none (a command upstream, or a static `Authorization` header). */
   oauth?: OAuthConfig;
+  /** Origins that get CORS (`--cors-origin`; `*` any, only with authentication); they pass the Origin check too. */
+  corsOrigins: string[];
+  /** Prometheus metrics; `GET /metrics` on the main port behind its auth, or on `metricsListen` without. */
+  metrics: boolean;
+  /** Serve `/metrics` on its own listener, without auth, instead of the main port. */
+  metricsListen?: { host: string; port: number };
 }
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
@@ -107,4 +113,6 @@ export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
   inputTimeoutMs: 10 * 60_000,
   shutdownTimeoutMs: 10_000,
   debugStats: false,
+  corsOrigins: [],
+  metrics: true,
 };

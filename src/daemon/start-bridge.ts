@@ -5,6 +5,7 @@ import { authorizedFetch } from '../links/oauth/authorized-fetch.js';
 import { UpstreamOAuth } from '../links/oauth/upstream-oauth.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
+import { BridgeOps } from '../ops/bridge-ops.js';
 import type { BridgeOptions } from './options.js';
 import { probeUntilUp } from './wait-for-upstream.js';
 import { wireUpstream } from './wire-upstream.js';
@@ -13,6 +14,8 @@ import { wireUpstream } from './wire-upstream.js';
 export interface RunningBridge {
   /** The HTTP faces' base URL (`http://host:port`), absent with `--stdio`. */
   readonly url?: string;
+  /** Where `GET /metrics` is served (the main port, or `--metrics-listen`), when metrics are on. */
+  readonly metricsUrl?: string;
   readonly facts: UpstreamFacts;
   /** Resolves when the bridge has stopped (stdin EOF with `--stdio`, or close()). */
   readonly done: Promise<void>;
@@ -55,7 +58,8 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch, ...probeAuth });
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
-  const wired = wireUpstream(facts, opts, auth);
+  const ops = new BridgeOps({ metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger });
+  const wired = wireUpstream(facts, opts, auth, ops);
   const { modern, legacy } = wired;
 
   let closing: Promise<void> | undefined;
@@ -69,6 +73,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: wired.stats().inflight });
     await face.close();
     await wired.close();
+    await ops.close();
     logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
@@ -78,6 +83,22 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   };
   let httpFace: HttpFace | undefined;
   const stats = (): BridgeStats => ({ ...wired.stats(), ...(httpFace ? { face: httpFace.stats() } : {}) });
+
+  ops.bind({
+    inflight: () => wired.stats().inflight,
+    draining: () => wired.stats().draining,
+    downstreamSessions: (): Record<string, number> => {
+      const f = httpFace?.stats();
+      return f ? { 'streamable-http': f.streamableHttpSessions, 'http+sse': f.sseSessions, ws: f.wsSessions } : {};
+    },
+    pool: () => wired.stats().pool,
+    children: () => wired.stats().children,
+    childRestarts: () => wired.crashes()?.exits ?? 0,
+    crashes: () => wired.crashes(),
+    parked: () => wired.stats().parked ?? 0,
+    listens: () => wired.listens(),
+  });
+  const metricsUrl = await ops.listenMetrics();
 
   const faceOptions = { modern, legacy, logger: logger.child({ side: 'face' }), inputTimeoutMs: opts.inputTimeoutMs, maxJsonDepth: opts.maxJsonDepth };
   if (opts.stdio) {
@@ -89,7 +110,8 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const face = await HttpFace.start({
     ...faceOptions,
     listen: opts.listen,
-    allowOrigins: opts.allowOrigins,
+    // A CORS origin passes the Origin check too: one list decides both (src/ops/cors.ts).
+    allowOrigins: [...opts.allowOrigins, ...opts.corsOrigins],
     allowHosts: opts.allowHosts,
     authToken: opts.authToken,
     maxBodyBytes: opts.maxBodyBytes,
@@ -99,10 +121,12 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     heartbeatMs: opts.heartbeatMs,
     sessionIdleMs: opts.sessionIdleMs,
     debugStats: opts.debugStats ? debugStats(stats) : undefined,
+    ops: ops.faceOps,
   });
   httpFace = face;
-  logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws` });
-  return { url: face.url, facts, done, close: closer(face), stats };
+  const metrics = metricsUrl ?? (opts.metrics ? `${face.url}/metrics` : undefined);
+  logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws`, readyz: `${face.url}/readyz`, metrics, tracing: ops.tracing !== undefined });
+  return { url: face.url, metricsUrl: metrics, facts, done, close: closer(face), stats };
 }
 
 /** The bridge's OAuth toward a URL upstream, shared by the probe and the link. */

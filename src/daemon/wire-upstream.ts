@@ -8,6 +8,7 @@ import type { UpstreamFacts } from '../contracts/upstream.js';
 import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
 import type { UpstreamAuth } from '../contracts/upstream.js';
+import type { BridgeOps } from '../ops/bridge-ops.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
 import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
@@ -33,6 +34,10 @@ export interface WiredUpstream {
   /** Closes the bridges, the pool and the link (children: stdin EOF, SIGTERM, SIGKILL). */
   close(): Promise<void>;
   stats(): UpstreamStats;
+  /** Exits of the stdio child(ren), for readiness and `mcp_bridge_child_restarts_total`; undefined for a remote upstream. */
+  crashes(): { exits: number; quickExits: number; lastExitAt?: number } | undefined;
+  /** Open listens, every bridge in front of this upstream together. */
+  listens(): number;
 }
 
 /**
@@ -42,13 +47,17 @@ export interface WiredUpstream {
  * outermost, so a graceful stop counts every request.
  */
 /** `auth`: the bridge's OAuth toward this upstream, when it has one (issue 12). */
-export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth): WiredUpstream {
+/** `ops`: metrics and traces around the handlers and the link (issue 13), when the daemon has them. */
+export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth, ops?: BridgeOps): WiredUpstream {
   const upstream = buildUpstream(facts, opts, auth);
-  const bridges = handlersFor(upstream, opts);
+  ops?.observeLink(upstream.link);
+  const listenBudget = new ListenBudget(opts.maxListens);
+  const bridges = handlersFor(upstream, opts, listenBudget);
   const filter = ToolFilter.from(opts.allowTools, opts.denyTools);
   const inflight = new InflightCalls();
-  const modern = inflight.wrapModern(filter ? filter.wrapModern(bridges.modern) : bridges.modern);
-  const legacy = inflight.wrapLegacy(filter ? filter.wrapLegacy(bridges.legacy) : bridges.legacy);
+  const filtered = { modern: filter ? filter.wrapModern(bridges.modern) : bridges.modern, legacy: filter ? filter.wrapLegacy(bridges.legacy) : bridges.legacy };
+  const modern = inflight.wrapModern(ops ? ops.modern(filtered.modern) : filtered.modern);
+  const legacy = inflight.wrapLegacy(ops ? ops.legacy(filtered.legacy) : filtered.legacy);
   return {
     facts,
     modern,
@@ -66,6 +75,11 @@ export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: U
       ...(upstream.epoch === 'legacy' ? { pool: upstream.pool.stats() } : {}),
       ...(bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : {}),
     }),
+    crashes: () => {
+      const link = upstream.link;
+      return link instanceof LegacyStdioLink || link instanceof ModernStdioLink ? link.crashes() : undefined;
+    },
+    listens: () => listenBudget.size,
   };
 }
 
@@ -77,10 +91,10 @@ function childPids(upstream: Upstream): number[] {
 }
 
 /** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
-function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernHandler; legacy: LegacyHandler } {
+function handlersFor(upstream: Upstream, opts: BridgeOptions, listenBudget: ListenBudget): { modern: ModernHandler; legacy: LegacyHandler } {
   const logger = opts.logger.child({ side: 'bridge' });
   // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
-  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget: new ListenBudget(opts.maxListens) };
+  const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget };
   if (upstream.epoch === 'modern') {
     return {
       modern: new ModernToModernBridge({ ...common, link: upstream.link }),

@@ -3,6 +3,8 @@ import type { Duplex } from 'node:stream';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import type { Logger } from '../log.js';
+import type { BridgeMetrics } from '../ops/bridge-metrics.js';
+import { attachTraceHeaders } from '../ops/tracing.js';
 import { classifyPost } from './classify-post.js';
 import { readJsonBody } from './http-body.js';
 import { ModernPost, flatHeaders, writeJsonError } from './modern-post.js';
@@ -28,6 +30,8 @@ export interface FaceUnitShared {
   eventStoreMax?: number;
   sessions: SessionBudget;
   gate: (req: IncomingMessage) => Refusal | undefined;
+  /** Counts refused requests by reason (issue 13), when metrics are on. */
+  metrics?: BridgeMetrics;
 }
 
 /** The bridge handlers one unit serves. */
@@ -73,7 +77,8 @@ export class FaceUnit {
       maxJsonDepth: shared.maxJsonDepth,
       gate: shared.gate,
     };
-    this.modern = new ModernPost({ modern: handlers.modern, logger, heartbeatMs: shared.heartbeatMs });
+    const metrics = shared.metrics;
+    this.modern = new ModernPost({ modern: handlers.modern, logger, heartbeatMs: shared.heartbeatMs, onReject: metrics && (() => metrics.refused('validation')) });
     this.streamable = new StreamableHttpSessions(legacyOpts);
     this.sse = new SseSessions(legacyOpts);
     this.ws = new WsSessions(legacyOpts);
@@ -118,19 +123,30 @@ export class FaceUnit {
 
   private readonly mcpPost: Handler = async (req, res) => {
     const read = await readJsonBody(req, this.shared.maxBodyBytes, this.shared.maxJsonDepth);
-    if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
+    if (!read.ok) return this.refuseBody(res, read);
     const headers = flatHeaders(req);
     const route = classifyPost(read.body, headers, (id) => this.streamable.has(id));
-    if (route.route === 'reject') return writeJsonError(res, route.status, null, route.error);
+    if (route.route === 'reject') {
+      this.shared.metrics?.refused('validation');
+      return writeJsonError(res, route.status, null, route.error);
+    }
     if (route.route === 'modern') return this.modern.handle(req, res, read.body, headers);
+    // A session's handler sees messages, not this POST: its trace headers travel on the messages (tracing on only).
+    attachTraceHeaders(read.body, req.headers);
     return this.streamable.handlePost(req, res, read.body);
   };
 
   private readonly messagesPost: Handler = async (req, res) => {
     const read = await readJsonBody(req, this.shared.maxBodyBytes, this.shared.maxJsonDepth);
-    if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
+    if (!read.ok) return this.refuseBody(res, read);
     return this.sse.handlePost(req, res, read.body);
   };
+
+  /** A body that could not be read: too large (413, the connection closed after) or not JSON. */
+  private refuseBody(res: ServerResponse, read: { status: number; error: { code: number; message: string } }): void {
+    this.shared.metrics?.refused(read.status === 413 ? 'limits' : 'validation');
+    writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
+  }
 
   private sessionOnly(op: Handler): Handler {
     return (req, res) => {

@@ -6,8 +6,12 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import type { BridgeMetrics } from '../ops/bridge-metrics.js';
+import { addCorsHeaders, answerPreflight, isPreflight } from '../ops/cors.js';
+import type { Readiness } from '../ops/readiness.js';
 import { FaceUnit, type FaceUnitHandlers, type FaceUnitShared, type Handler } from './face-unit.js';
 import { writeJsonError } from './modern-post.js';
+import { isOriginAllowed } from './origin.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './inbound-json.js';
 import { RequestGate, type Refusal } from './request-gate.js';
 import { ServerRoutes } from './server-routes.js';
@@ -40,6 +44,20 @@ export interface HttpFaceOptions {
   eventStoreMax?: number;
   /** When set, `GET /debug/stats` (behind the same gate as every route) answers this object as JSON (`--debug-stats`). */
   debugStats?: () => Record<string, unknown>;
+  /** Operations: metrics, readiness and CORS (src/ops/); each part is off when absent. */
+  ops?: HttpFaceOps;
+}
+
+/** What the HTTP face serves for operators and browsers. */
+export interface HttpFaceOps {
+  /** Counts refusals; with `metricsRoute`, `GET /metrics` (same gate as /mcp) serves it. */
+  metrics?: BridgeMetrics;
+  /** False when the metrics are served on their own listener (`--metrics-listen`). */
+  metricsRoute?: boolean;
+  /** `GET /readyz` (open, like /healthz): 200, or 503 with the reason. */
+  readiness?: Readiness;
+  /** CORS on (`--cors-origin`): allowed origins (the Origin check's) get preflights answered and CORS headers. */
+  cors?: boolean;
 }
 
 /** Defaults for the optional limits (the daemon passes its own). */
@@ -83,9 +101,13 @@ export class HttpFace {
     const logger = opts.logger.child({ face: 'http' });
     const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: opts.listen.host, authToken: opts.authToken });
     const parts = faceParts(opts, gate, logger);
+    const metrics = opts.ops?.metrics;
     const maxHeaderBytes = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
     const server = http.createServer({ maxHeaderSize: maxHeaderBytes }, buildListener(opts, parts, gate, logger));
-    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, maxHeaderBytes, logger));
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+      if (err.code === 'HPE_HEADER_OVERFLOW') metrics?.refused('limits');
+      answerClientError(err, socket, maxHeaderBytes, logger);
+    });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => parts.servers.upgrade(req, socket, head));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -170,6 +192,7 @@ export interface EmbeddedFace {
 
 /** The shared unit options and the routing table; a single upstream gets one unit at the root. */
 function faceParts(opts: HttpFaceOptions, gate: RequestGate, logger: Logger): FaceParts {
+  const metrics = opts.ops?.metrics;
   const shared: FaceUnitShared = {
     logger,
     allowOrigins: opts.allowOrigins,
@@ -179,8 +202,9 @@ function faceParts(opts: HttpFaceOptions, gate: RequestGate, logger: Logger): Fa
     sessionIdleMs: opts.sessionIdleMs,
     inputTimeoutMs: opts.inputTimeoutMs,
     eventStoreMax: opts.eventStoreMax,
-    sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS),
-    gate: (req) => gate.check(req.headers),
+    sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS, metrics && (() => metrics.refused('limits'))),
+    gate: (req) => counted(metrics, gate.check(req.headers)),
+    metrics,
   };
   let servers = opts.servers;
   if (!servers) {
@@ -203,18 +227,31 @@ const NOT_FOUND = { code: RpcCode.ServerError, message: 'Not Found' };
  * the query string is ignored, and everything unknown is a JSON-RPC 404.
  */
 function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGate, logger: Logger): http.RequestListener {
-  const routes = buildRoutes(opts);
+  const routes = buildRoutes(opts, parts);
+  const metrics = opts.ops?.metrics;
+  const cors = opts.ops?.cors === true;
   return (req, res) => {
     const path = routePath(req.url);
+    // CORS (--cors-origin): an origin the Origin check allows gets its headers on every answer, refusals
+    // included (a page must read a 401's WWW-Authenticate); a preflight carries no credentials, so it is
+    // answered after Host and Origin but before the token. A refused origin falls through to the 403 below.
+    const origin = req.headers.origin;
+    if (cors && origin !== undefined && isOriginAllowed(origin, opts.allowOrigins)) {
+      if (isPreflight(req)) {
+        const refused = gate.check(req.headers, { open: true });
+        if (!refused) return answerPreflight(req, res, origin);
+      } else addCorsHeaders(res, origin);
+    }
     // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the bearer token.
-    const refused = gate.check(req.headers, { open: path === '/healthz' });
+    const refused = gate.check(req.headers, { open: path === '/healthz' || path === '/readyz' });
     if (refused) {
+      metrics?.refused(refused.reason);
       logRefusal(logger, refused, req, path);
       return writeJsonError(res, refused.status, null, refused.error, refused.headers);
     }
-    // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too;
-    // requests in flight were admitted before.
-    if (parts.draining) return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
+    // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too
+    // (/readyz with its reason); requests in flight were admitted before.
+    if (parts.draining && path !== '/readyz') return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
     const byMethod = routes[path];
     const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'] ?? parts.servers.handlerFor(req);
     if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);
@@ -223,13 +260,42 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
 }
 
 /** The face's own routes; the MCP routes come from `parts.servers` (server-routes.ts). */
-function buildRoutes(opts: HttpFaceOptions): RouteTable {
+function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
   const routes: RouteTable = {
     '/healthz': { GET: (_req, res) => writeJson(res, { status: 'ok' }) },
   };
   const debugStats = opts.debugStats;
   if (debugStats) routes['/debug/stats'] = { GET: (_req, res) => writeJson(res, debugStats()) };
+  addOpsRoutes(routes, opts.ops, () => parts.draining);
   return routes;
+}
+
+/** `/readyz` (open) and, unless it has a listener of its own, `/metrics` (behind the gate). */
+function addOpsRoutes(routes: RouteTable, ops: HttpFaceOps | undefined, draining: () => boolean): void {
+  const readiness = ops?.readiness;
+  routes['/readyz'] = {
+    GET: async (_req, res) => {
+      const state = draining() ? ({ ready: false, reason: 'draining', detail: 'mcp-bridge is shutting down' } as const) : ((await readiness?.check()) ?? ({ ready: true } as const));
+      if (state.ready) return writeJson(res, { status: 'ready' });
+      writeJson(res, { status: 'not ready', reason: state.reason, detail: state.detail }, 503);
+    },
+  };
+  const metrics = ops?.metrics;
+  if (metrics && ops?.metricsRoute !== false) {
+    routes['/metrics'] = {
+      GET: async (_req, res) => {
+        const { contentType, body } = await metrics.render();
+        res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      },
+    };
+  }
+}
+
+/** The gate's verdict, counted when it refuses. */
+function counted(metrics: BridgeMetrics | undefined, refused: Refusal | undefined): Refusal | undefined {
+  if (refused) metrics?.refused(refused.reason);
+  return refused;
 }
 
 /** The path a route is looked up by: no query, lower case, one trailing slash dropped. */
@@ -248,9 +314,9 @@ function routePath(url: string | undefined): string {
   return path.toLowerCase();
 }
 
-function writeJson(res: ServerResponse, value: unknown): void {
+function writeJson(res: ServerResponse, value: unknown, status = 200): void {
   const body = stringifyJsonRpc(value);
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 

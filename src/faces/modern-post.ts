@@ -14,6 +14,8 @@ export interface ModernPostOptions {
   modern: ModernHandler;
   logger: Logger;
   heartbeatMs: number;
+  /** Called when the ladder refuses a request (metrics: `refused_total{reason="validation"}`). */
+  onReject?: () => void;
 }
 
 /** Request headers with lower-cased names and repeated values joined, as the ladder reads them. */
@@ -57,6 +59,7 @@ export class ModernPost {
     const verdict = validateModernMessage(body, headers, modern.paramHeaders ? (tool) => modern.paramHeaders!(tool) : undefined);
     if (!verdict.ok) {
       this.log.debug('modern.reject', { id: verdict.id, code: verdict.error.code, status: verdict.status });
+      this.opts.onReject?.();
       writeJsonError(res, verdict.status, verdict.id, verdict.error);
       return undefined;
     }

@@ -6,7 +6,11 @@
 export class SessionBudget {
   private inUse = 0;
 
-  constructor(readonly max: number) {}
+  /** `onRefused` hears of each session refused for want of budget (metrics). */
+  constructor(
+    readonly max: number,
+    private readonly onRefused?: () => void,
+  ) {}
 
   get used(): number {
     return this.inUse;
@@ -14,7 +18,10 @@ export class SessionBudget {
 
   /** A release function (idempotent) for one new session, or undefined when the budget is spent. */
   tryAcquire(): (() => void) | undefined {
-    if (this.inUse >= this.max) return undefined;
+    if (this.inUse >= this.max) {
+      this.onRefused?.();
+      return undefined;
+    }
     this.inUse++;
     let released = false;
     return () => {

@@ -34,9 +34,16 @@ export class LegacyStdioLink implements LegacyLink {
   private readonly backoff = new CrashBackoff();
   private readonly closing = new AbortController();
   private spawned = 0;
+  private exits = 0;
+  private lastExitAt: number | undefined;
 
   constructor(private readonly opts: StdioLinkOptions) {
     this.log = opts.logger.child({ link: 'stdio' });
+  }
+
+  /** Children that exited without being asked to (metrics, `/readyz`). */
+  crashes(): { exits: number; quickExits: number; lastExitAt?: number } {
+    return { exits: this.exits, quickExits: this.backoff.quickExits, lastExitAt: this.lastExitAt };
   }
 
   /** Process ids of the children alive now (diagnostics and tests). */
@@ -91,6 +98,8 @@ export class LegacyStdioLink implements LegacyLink {
       if (child.closeRequested) return;
       const lived = Date.now() - startedAt;
       this.backoff.recordExit(lived);
+      this.exits++;
+      this.lastExitAt = Date.now();
       this.log.warn('stdio.child_exited', { pid: child.pid, reason, livedMs: lived, quickExits: this.backoff.quickExits });
     });
     // A link closed while this child was starting must not leave it behind.

@@ -40,12 +40,19 @@ export class ModernStdioLink implements ModernLink {
   private child: StdioProcess | undefined;
   private starting: Promise<StdioProcess | undefined> | undefined;
   private generation = 0;
+  private exits = 0;
+  private lastExitAt: number | undefined;
   private closed = false;
 
   constructor(opts: ModernStdioLinkOptions) {
     this.opts = opts;
     this.log = opts.logger.child({ link: 'modern-stdio' });
     this.calls = new ModernStdioCalls(this.log);
+  }
+
+  /** Children that exited without being asked to (metrics, `/readyz`). */
+  crashes(): { exits: number; quickExits: number; lastExitAt?: number } {
+    return { exits: this.exits, quickExits: this.backoff.quickExits, lastExitAt: this.lastExitAt };
   }
 
   /** The running child's pid, if one is running. */
@@ -136,6 +143,8 @@ export class ModernStdioLink implements ModernLink {
       this.calls.settleGeneration(generation, `upstream stdio server ${reason}`);
       if (!this.closed && !child.closeRequested) {
         this.backoff.recordExit(Date.now() - started);
+        this.exits++;
+        this.lastExitAt = Date.now();
         this.log.warn('upstream.stdio.exit', { reason, livedMs: Date.now() - started });
       }
     });

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { AuthTries, CallSignal, UpstreamAuth } from '../contracts/upstream.js';
+import { activeTracing, currentContext, injectInto } from '../ops/tracing.js';
 
 /**
  * The upstream HTTP client: node:http(s) with keep-alive agents, and nothing
@@ -87,7 +88,10 @@ export function exchangeOnce(target: UpstreamTarget, r: UpstreamRequest): Promis
     const signal = r.signal;
     if (signal?.aborted) return reject(abortReason(signal));
     // The caller's headers stay as they were (a link may send the same object again).
-    const headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
+    let headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
+    // With tracing on, an exchange sent inside the observed link's call carries that upstream span's W3C trace context.
+    const trace = activeTracing() ? currentContext() : undefined;
+    if (trace) injectInto(headers === r.headers ? (headers = { ...r.headers }) : headers, trace);
     const mod = target.secure ? https : http;
     const req = mod.request(target.options(r.method, headers));
     let onAbort: (() => void) | undefined;
@@ -119,8 +123,17 @@ function isRedirect(res: http.IncomingMessage): boolean {
 
 /** One exchange, redirects followed as fetch follows them; the final response's body is unread. */
 export function exchange(target: UpstreamTarget, r: UpstreamRequest): Promise<http.IncomingMessage> {
-  if (r.auth) return authorized(target, r, r.auth);
-  // No async frame for the usual case, an answer without a redirect (issue 7: every promise counts on the relay path).
+  const auth = r.auth;
+  if (!auth) return exchangeFollowing(target, r);
+  // The usual case, a token in hand (or none needed): sent at once, so no async frame is added and the
+  // tracing context of the call is still current; only a challenge goes through the flow.
+  const now = auth.headerNow();
+  if (now === null) return authorized(target, r, auth);
+  return exchangeFollowing(target, withAuthorization(r, now)).then((res) => (isChallenge(res) ? authorized(target, r, auth, { sent: now, res }) : res));
+}
+
+/** No async frame for the usual case, an answer without a redirect (issue 7: every promise counts on the relay path). */
+function exchangeFollowing(target: UpstreamTarget, r: UpstreamRequest): Promise<http.IncomingMessage> {
   return exchangeOnce(target, r).then((res) => (isRedirect(res) ? followRedirects(target, r, res) : res));
 }
 
@@ -136,18 +149,32 @@ async function followRedirects(target: UpstreamTarget, r: UpstreamRequest, res: 
 }
 
 /** Bodies are strings or buffers, so a request refused for its credentials can be sent again as it was. */
-async function authorized(target: UpstreamTarget, r: UpstreamRequest, auth: UpstreamAuth): Promise<http.IncomingMessage> {
+function withAuthorization(r: UpstreamRequest, sent: string | undefined): UpstreamRequest {
+  return { ...r, headers: sent === undefined ? r.headers : { ...r.headers, authorization: sent }, auth: undefined };
+}
+
+/** A 401, or a 403 asking for more scope (step-up): an OAuth challenge to answer. */
+function isChallenge(res: http.IncomingMessage): boolean {
+  const status = res.statusCode ?? 0;
+  return status === 401 || (status === 403 && res.headers['www-authenticate']?.includes('insufficient_scope') === true);
+}
+
+/** Sends `r` with the bridge's credentials, answering OAuth challenges (`first`: one already received). */
+async function authorized(target: UpstreamTarget, r: UpstreamRequest, auth: UpstreamAuth, first?: { sent: string | undefined; res: http.IncomingMessage }): Promise<http.IncomingMessage> {
   const tries: AuthTries = { unauthorized: 0, stepUps: 0 };
+  let answered = first;
   for (;;) {
-    const sent = await auth.header();
-    const headers = sent === undefined ? r.headers : { ...r.headers, authorization: sent };
-    const res = await exchange(target, { ...r, headers, auth: undefined });
+    if (!answered) {
+      const sent = await auth.header();
+      answered = { sent, res: await exchangeFollowing(target, withAuthorization(r, sent)) };
+    }
+    const { sent, res } = answered;
+    answered = undefined;
+    if (!isChallenge(res)) return res;
     const status = res.statusCode ?? 0;
-    const wwwAuthenticate = res.headers['www-authenticate'];
-    if (status !== 401 && !(status === 403 && wwwAuthenticate?.includes('insufficient_scope'))) return res;
     // The refusal's body is not needed, and a flow may wait minutes for a browser: free the socket now.
     res.resume();
-    if (!(await auth.challenged({ status, wwwAuthenticate }, sent, tries))) throw new TypeError('fetch failed', { cause: new Error(`upstream answered HTTP ${status}`) });
+    if (!(await auth.challenged({ status, wwwAuthenticate: res.headers['www-authenticate'] }, sent, tries))) throw new TypeError('fetch failed', { cause: new Error(`upstream answered HTTP ${status}`) });
   }
 }
 

@@ -44,9 +44,9 @@ export interface RunningCli {
   close(): Promise<void>;
 }
 
-/** Starts `mcp-bridge --listen 127.0.0.1:0 …` and resolves once it serves, with its URL. */
-export function startCli(args: string[], timeoutMs = 30_000): Promise<RunningCli> {
-  const child = spawn(process.execPath, [CLI_ENTRY, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** Starts `mcp-bridge --listen 127.0.0.1:0 …` (with `env`, default this process's) and resolves once it serves, with its URL. */
+export function startCli(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
+  const child = spawn(process.execPath, [CLI_ENTRY, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -76,10 +76,20 @@ export class UpstreamOAuth implements UpstreamAuth {
     });
   }
 
+  headerNow(): string | undefined | null {
+    if (!this.loaded || this.dueForRefresh()) return null;
+    return bearer(this.current);
+  }
+
+  private dueForRefresh(): boolean {
+    const t = this.current;
+    return t?.expires_at !== undefined && Date.now() > t.expires_at - EXPIRY_SKEW_MS && (t.refresh_token !== undefined || this.cfg.grant === 'client_credentials');
+  }
+
   async header(): Promise<string | undefined> {
     if (!this.loaded) await this.reload();
     const t = this.current;
-    if (t?.expires_at !== undefined && Date.now() > t.expires_at - EXPIRY_SKEW_MS && (t.refresh_token || this.cfg.grant === 'client_credentials')) {
+    if (this.dueForRefresh()) {
       // A failed refresh is not this request's end: it goes out with what there is, and a 401 runs the whole flow.
       await this.run({ sent: bearer(t), refreshOnly: true }).catch((err: Error) => this.log.warn('oauth.refresh.failed', { error: err.message }));
     }

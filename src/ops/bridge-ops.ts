@@ -1,0 +1,137 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
+import type { LegacyLink, ModernLink, UpstreamFacts } from '../contracts/upstream.js';
+import type { UpstreamTarget } from '../daemon/options.js';
+import type { HttpFaceOps } from '../faces/http-face.js';
+import type { Logger } from '../log.js';
+import { BridgeMetrics, type MetricSources } from './bridge-metrics.js';
+import { KnownTools } from './method-label.js';
+import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
+import { observeLink } from './observed-link.js';
+import { Readiness, upstreamAddress, type CrashRecord } from './readiness.js';
+import { startTracing, type Tracing } from './tracing.js';
+
+export interface BridgeOpsOptions {
+  metrics: boolean;
+  metricsListen?: { host: string; port: number };
+  corsOrigins: string[];
+  upstream: UpstreamTarget;
+  facts: UpstreamFacts;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What the ops read from the running daemon, bound once the daemon has built it. */
+export interface OpsSources extends MetricSources {
+  draining(): boolean;
+  crashes(): CrashRecord | undefined;
+}
+
+/**
+ * Everything operators and browsers see of a bridge, in one place: metrics
+ * (prom-client), traces (OpenTelemetry, on when the environment asks), the
+ * readiness answer and the CORS switch. The daemon wraps its link and handlers
+ * with it and hands `faceOps` to the HTTP face.
+ */
+export class BridgeOps {
+  readonly metrics: BridgeMetrics | undefined;
+  readonly tracing: Tracing | undefined;
+  readonly readiness: Readiness;
+  private readonly observers: Observers;
+  private sources: OpsSources | undefined;
+  private metricsServer: http.Server | undefined;
+
+  constructor(private readonly opts: BridgeOpsOptions) {
+    const epoch = opts.facts.epoch;
+    // Scrapes happen after bind(); until then every gauge reads zero.
+    const s = () => this.sources;
+    this.metrics = opts.metrics
+      ? new BridgeMetrics(epoch, {
+          inflight: () => s()?.inflight() ?? 0,
+          downstreamSessions: () => s()?.downstreamSessions() ?? {},
+          pool: () => s()?.pool(),
+          children: () => s()?.children() ?? 0,
+          childRestarts: () => s()?.childRestarts() ?? 0,
+          parked: () => s()?.parked() ?? 0,
+          listens: () => s()?.listens() ?? 0,
+        })
+      : undefined;
+    this.tracing = startTracing(opts.env ?? process.env);
+    this.observers = { metrics: this.metrics, tracing: this.tracing, upstreamEpoch: epoch, tools: new KnownTools() };
+    this.readiness = new Readiness({
+      draining: () => this.sources?.draining() ?? false,
+      crashes: opts.upstream.kind === 'command' ? () => this.sources?.crashes() ?? { exits: 0, quickExits: 0 } : undefined,
+      address: opts.upstream.kind === 'url' ? upstreamAddress(opts.upstream.url) : undefined,
+    });
+    // The daemon builds this after detection: the upstream has been probed.
+    this.readiness.markProbed();
+  }
+
+  /** Binds the daemon's counters (called once it has built them). */
+  bind(sources: OpsSources): void {
+    this.sources = sources;
+  }
+
+  observeLink(link: ModernLink | LegacyLink): void {
+    observeLink(link, this.opts.facts.epoch, this.metrics, this.tracing);
+  }
+
+  modern(h: ModernHandler): ModernHandler {
+    return this.metrics || this.tracing ? observeModern(h, this.observers) : h;
+  }
+
+  legacy(h: LegacyHandler): LegacyHandler {
+    return this.metrics || this.tracing ? observeLegacy(h, this.observers) : h;
+  }
+
+  /** What the HTTP face serves: /metrics unless it has its own listener, /readyz, CORS. */
+  get faceOps(): HttpFaceOps {
+    return { metrics: this.metrics, metricsRoute: this.opts.metricsListen === undefined, readiness: this.readiness, cors: this.opts.corsOrigins.length > 0 };
+  }
+
+  /** `--metrics-listen`: `GET /metrics` alone, without auth, on its own address; resolves with its URL. */
+  async listenMetrics(): Promise<string | undefined> {
+    const where = this.opts.metricsListen;
+    const metrics = this.metrics;
+    if (!where || !metrics) return undefined;
+    const server = http.createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if ((req.method === 'GET' || req.method === 'HEAD') && path === '/metrics') {
+        metrics.render().then(
+          ({ contentType, body }) => {
+            res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+            res.end(body);
+          },
+          (err: unknown) => {
+            this.opts.logger.error('metrics.render_failed', { err });
+            res.writeHead(500).end();
+          },
+        );
+        return;
+      }
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics is served here\n');
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(where.port, where.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.metricsServer = server;
+    const { port } = server.address() as AddressInfo;
+    return `http://${where.host.includes(':') ? `[${where.host}]` : where.host}:${port}/metrics`;
+  }
+
+  /** Stops the metrics listener and flushes the spans not exported yet. */
+  async close(): Promise<void> {
+    const server = this.metricsServer;
+    if (server) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    }
+    await this.tracing?.shutdown().catch((err: unknown) => this.opts.logger.warn('tracing.shutdown_failed', { err }));
+  }
+}

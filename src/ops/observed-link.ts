@@ -1,0 +1,85 @@
+import { SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import type { CallHandlers, LegacyLink, LegacyUpstreamSession, ModernLink, OutboundRequest } from '../contracts/upstream.js';
+import type { RpcOutcome } from '../jsonrpc/messages.js';
+import type { BridgeMetrics } from './bridge-metrics.js';
+import { methodLabel } from './method-label.js';
+import { TRACE_CONTEXT, contextOf, injectInto, runIn, type Tracing } from './tracing.js';
+
+type Call = (req: OutboundRequest, handlers?: CallHandlers) => Promise<RpcOutcome>;
+
+/**
+ * Observes every call a bridge sends upstream: its duration, MRTR rounds a
+ * modern server asks for, and with tracing one CLIENT span per exchange whose
+ * context goes upstream in `params._meta.traceparent` (and, on HTTP, in the
+ * `traceparent` header: `links/upstream-http.ts` adds it when the link sends
+ * the exchange synchronously inside `runIn`). The parent is the client
+ * request's span, carried on `params` (tracing.ts). The link's own `call` is replaced on the instance, so the pool,
+ * `instanceof` checks and every other member stay as they are.
+ */
+export function observeLink(link: ModernLink | LegacyLink, upstreamEpoch: string, metrics: BridgeMetrics | undefined, tracing: Tracing | undefined): void {
+  if (!metrics && !tracing) return;
+  if ('call' in link) {
+    link.call = observedCall(link.call.bind(link), upstreamEpoch, metrics, tracing);
+    return;
+  }
+  const open = link.openSession.bind(link);
+  link.openSession = async (init) => {
+    const session: LegacyUpstreamSession = await open(init);
+    session.call = observedCall(session.call.bind(session), upstreamEpoch, metrics, tracing);
+    return session;
+  };
+}
+
+function observedCall(call: Call, upstreamEpoch: string, metrics: BridgeMetrics | undefined, tracing: Tracing | undefined): Call {
+  return (req, handlers) => {
+    const started = performance.now();
+    const method = methodLabel(req.method);
+    let answer: Promise<RpcOutcome>;
+    let span: ReturnType<Tracing['tracer']['startSpan']> | undefined;
+    if (tracing) {
+      const parent = contextOf(req.params);
+      // A retry carrying inputResponses is one more MRTR round of the same call (digest §1.6).
+      const round = (req.params as { inputResponses?: unknown } | undefined)?.inputResponses !== undefined;
+      span = tracing.tracer.startSpan(
+        `upstream ${method}`,
+        { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': req.method, 'mcp.bridge.upstream_epoch': upstreamEpoch, ...(round ? { 'mcp.bridge.mrtr_retry': true } : {}) } },
+        parent,
+      );
+      const ctx = trace.setSpan(parent, span);
+      answer = runIn(ctx, () => call(withTraceMeta(req, ctx), handlers));
+    } else {
+      answer = call(req, handlers);
+    }
+    answer.then(
+      (outcome) => {
+        metrics?.upstream(method, (performance.now() - started) / 1000);
+        const inputRequired = 'result' in outcome && outcome.result.resultType === 'input_required';
+        if (inputRequired) metrics?.mrtrRound('upstream');
+        if (span) {
+          if ('error' in outcome) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
+          else if (inputRequired) span.setAttribute('mcp.bridge.result_type', 'input_required');
+          span.end();
+        }
+      },
+      () => span?.end(),
+    );
+    return answer;
+  };
+}
+
+/**
+ * The request with the exchange's trace context in `params._meta` (reserved
+ * `traceparent`/`tracestate` keys, digest §1). The client's own bytes (`text`)
+ * no longer match, so the link serializes the request again.
+ */
+function withTraceMeta(req: OutboundRequest, ctx: Context): OutboundRequest {
+  const params = req.params ?? {};
+  const meta: Record<string, unknown> = { ...((params._meta as Record<string, unknown> | undefined) ?? {}) };
+  delete meta.traceparent;
+  delete meta.tracestate;
+  injectInto(meta, ctx);
+  if (meta.traceparent === undefined) return req;
+  const out: Record<PropertyKey, unknown> = { ...params, _meta: meta };
+  out[TRACE_CONTEXT] = ctx;
+  return { method: req.method, id: req.id, params: out as Record<string, unknown> };
+}
