@@ -87,7 +87,10 @@ function scaleSpec(cells, sub) {
   const values = scale.points.map((p) => ({ items: p.items, rssMiB: Math.round(p.rssKiB / 102.4) / 10, phase: p.phase === 'start' ? 'idle legacy sessions' : p.phase }));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: `One instance: RSS over ${scale.n} idle sessions, then ${scale.n} listens`, subtitle: `row 7: ${scale.fits.sessions.slope.toFixed(1)} KiB/session (R² ${scale.fits.sessions.r2.toFixed(3)}), ${scale.fits.listens.slope.toFixed(1)} KiB/listen (R² ${scale.fits.listens.r2.toFixed(3)}); echo p99 at c=8 ${scale.p99Ratio.toFixed(2)}× with the load · ${sub}` },
+    title: {
+      text: `One instance: RSS over ${scale.n} idle sessions, then ${scale.n} listens`,
+      subtitle: [`row 7: ${scale.fits.sessions.slope.toFixed(1)} KiB/session (R² ${scale.fits.sessions.r2.toFixed(3)}), ${scale.fits.listens.slope.toFixed(1)} KiB/listen (R² ${scale.fits.listens.r2.toFixed(3)}); echo p99 at c=8 ${scale.p99Ratio.toFixed(2)}× with the load`, sub],
+    },
     data: { values },
     width: 520,
     height: 260,

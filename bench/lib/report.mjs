@@ -104,8 +104,11 @@ function issue17Targets(cells) {
   const scale = cells.find((x) => x.row === 7 && x.kind === 'scale');
   if (scale) {
     const errors = scale.sessions.errors + scale.listens.errors;
-    const linear = scale.fits.sessions.r2 >= 0.98 && scale.fits.listens.r2 >= 0.98;
-    out.push(verdict(errors === 0 && linear, `Row 7: ${scale.n} idle legacy sessions and ${scale.n} open listens on one instance, no error and RSS linear (R² ≥ 0.98 per phase) — ${errors} errors; ${f(scale.fits.sessions.slope, 1)} KiB/session (R² ${f(scale.fits.sessions.r2, 3)}), ${f(scale.fits.listens.slope, 1)} KiB/listen (R² ${f(scale.fits.listens.r2, 3)}); descriptor limit ${scale.fdLimit ?? '?'}`));
+    // Linear: a straight fit explains the curve (R² ≥ 0.95) and the second half grows no faster than 1.5× the first.
+    const linearFit = (x) => x.r2 >= 0.95 && x.secondHalf <= 1.5 * Math.max(x.firstHalf, 0.1);
+    const linear = linearFit(scale.fits.sessions) && linearFit(scale.fits.listens);
+    const show = (x, per) => `${f(x.slope, 1)} KiB/${per} (R² ${f(x.r2, 3)}; halves ${f(x.firstHalf, 1)} → ${f(x.secondHalf, 1)})`;
+    out.push(verdict(errors === 0 && linear, `Row 7: ${scale.n} idle legacy sessions and ${scale.n} open listens on one instance, no error and RSS linear (R² ≥ 0.95 and the second half's slope ≤ 1.5× the first's, per phase) — ${errors} errors; ${show(scale.fits.sessions, 'session')}, ${show(scale.fits.listens, 'listen')}; descriptor limit ${scale.fdLimit ?? '?'}`));
     const idleCell = cells.find((x) => x.row === 7 && x.phase === 'idle');
     const loadedCell = cells.find((x) => x.row === 7 && x.phase === 'loaded');
     out.push(verdict(scale.p99Ratio <= 1.2 && loadedCell.errors === 0, `Row 7: p99 of echo calls at c=8 under that idle load ≤ 1.2× the same run without — ${f(loadedCell.p99Ms, 2)} vs ${f(idleCell.p99Ms, 2)} ms (${f(scale.p99Ratio, 2)}×), ${loadedCell.errors} errors`));

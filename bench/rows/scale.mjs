@@ -27,20 +27,33 @@ const WARM = 20;
  * spawned after, inherits the room. Returns the limit in force.
  */
 function raiseFdLimit(log) {
+  let raised = true;
   try {
     execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${NOFILE}:${NOFILE}`], { stdio: 'ignore' });
-  } catch (err) {
-    log(`row 7: could not raise the descriptor limit with prlimit (${err.message.split('\n')[0]}); keeping the inherited one`);
-  }
-  try {
-    return Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
   } catch {
-    return undefined;
+    raised = false;
   }
+  let limit;
+  try {
+    limit = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
+  } catch {
+    limit = undefined;
+  }
+  if (!raised) log(`row 7: prlimit could not raise the descriptor limit to ${NOFILE} (not root, or a container's cap); ${limit ?? 'unknown'} in force`);
+  return limit;
 }
 
-/** Least squares of y over x: slope and R². */
-function fit(points) {
+/**
+ * Least squares of y over x: slope and R², and the slopes of the first and
+ * second half (growth that speeds up as items pile on is what "linear" rules
+ * out; V8 growing its heap in steps is what keeps R² of an RSS curve below 1).
+ */
+export function fit(points) {
+  const half = Math.floor(points.length / 2);
+  return { ...line(points), firstHalf: line(points.slice(0, half + 1)).slope, secondHalf: line(points.slice(half)).slope };
+}
+
+function line(points) {
   const n = points.length;
   const mx = points.reduce((a, p) => a + p.x, 0) / n;
   const my = points.reduce((a, p) => a + p.y, 0) / n;
@@ -84,8 +97,12 @@ async function echoCell(ctx, w, label) {
 }
 
 export async function rowScale(ctx) {
-  const { n, batch } = COUNTS[ctx.mode];
+  // BENCH_SCALE_N=10000 with --quick: the full scale with the quick run's short echo cells (checking the harness at size).
+  const n = Number(process.env.BENCH_SCALE_N) > 0 ? Math.floor(Number(process.env.BENCH_SCALE_N)) : COUNTS[ctx.mode].n;
+  const { batch } = COUNTS[ctx.mode];
   const fdLimit = raiseFdLimit(ctx.log);
+  // Each listen is a socket on each side; sessions hold none (they are opened over a small pool).
+  if (fdLimit !== undefined && fdLimit < n + 1_000) ctx.log(`row 7: a descriptor limit of ${fdLimit} is short of ${n} listens: expect errors`);
   const room = String(n + WARM + 1_000);
   const w = await startWrapper('mcp-bridge', { ...ctx, bridgeArgs: knownBridgeFlags([['--max-sessions', room], ['--max-listens', room], ['--session-idle', String(3_600_000)]]) });
   const { origin, pathname } = new URL(w.mcpUrl);
