@@ -50,10 +50,11 @@ export type LegOutcome =
 interface PendingInput {
   serverRequestId: string;
   /**
-   * The embedded request, held only until a round asks it: then it travels
-   * in the sealed requestState (mrtr-rounds.ts) and comes back with the retry
-   * through `restore`, so a parked call holds no copy of what the server asked
-   * (issue 17: a parked call's memory).
+   * The embedded request. Once a round has asked it, it usually travels in
+   * the sealed requestState instead (mrtr-rounds.ts drops it here with
+   * `dropAsked`) and comes back with the retry through `restore`, so a parked
+   * call holds no copy of what the server asked (issue 17: a parked call's
+   * memory). A round too large to carry stays here.
    */
   entry: InputRequestEntry | undefined;
   /** 2025-11-25 url elicitation: removed from the embedded request (2026 has none), kept for logs. */
@@ -295,10 +296,17 @@ export class MrtrCall implements Parkable, LogSubscriber {
         continue;
       }
       inputRequests[key] = p.entry;
-      p.entry = undefined;
     }
     if (Object.keys(inputRequests).length === 0) return;
     this.#leg.settle({ kind: 'input', inputRequests });
+  }
+
+  /** Forgets the embedded requests of `keys`: the round's requestState carries them to the retry. */
+  dropAsked(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const p = this.#pending.get(key);
+      if (p) p.entry = undefined;
+    }
   }
 
   /**
