@@ -2,7 +2,7 @@
 // V8's --cpu-prof samples wall time, so on an oversubscribed box it blames
 // whatever call was running when the bridge lost its core (writev, pipe
 // writes); `perf record -e cpu-clock` with --perf-basic-prof does not.
-//   node bench/profile.mjs relay|wrap|headline [--c 8] [--seconds 5] [--inclusive]
+//   node bench/profile.mjs relay|m2l|wrap|headline [--c 8] [--seconds 5] [--inclusive]
 // --inclusive ranks every frame by the share of samples it appears in (itself
 // and everything it called), JS and native alike, instead of the nearest own frame.
 import { execFileSync, spawn } from 'node:child_process';
@@ -18,7 +18,8 @@ import { EVERYTHING_STDIO } from './lib/wrappers.mjs';
 import { legacyWorkers, modernWorkers } from './lib/workers.mjs';
 
 const SCENARIOS = {
-  relay: { what: 'row 5: 2026 echo → mcp-bridge → node:http floor', legacy: false, floor: true },
+  relay: { what: 'row 5: 2026 echo → mcp-bridge → node:http floor', legacy: false, floor: 'floor-echo.mjs' },
+  m2l: { what: 'row 6: 2026 echo → mcp-bridge → node:http legacy floor', legacy: false, floor: 'floor-legacy-echo.mjs', epoch: 'initialize' },
   wrap: { what: 'row 2: 2025-06-18 session echo → mcp-bridge → server-everything stdio', legacy: true, floor: false },
   headline: { what: 'row 3: 2026 echo → mcp-bridge → server-everything stdio', legacy: false, floor: false },
 };
@@ -43,8 +44,8 @@ if (!hasPerf) log('perf not found: falling back to node --cpu-prof (wall-time sa
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-profile-'));
 const undici = await loadUndici(log);
-const floor = scenario.floor ? await startLoopbackNode('floor', path.join(SERVERS_DIR, 'floor-echo.mjs')) : undefined;
-const target = floor ? ['--upstream', `${floor.url}/mcp`] : ['--', ...EVERYTHING_STDIO];
+const floor = scenario.floor ? await startLoopbackNode('floor', path.join(SERVERS_DIR, scenario.floor)) : undefined;
+const target = floor ? [...(scenario.epoch ? ['--upstream-epoch', scenario.epoch] : []), '--upstream', `${floor.url}/mcp`] : ['--', ...EVERYTHING_STDIO];
 const nodeArgs = hasPerf ? ['--perf-basic-prof'] : ['--cpu-prof', '--cpu-prof-dir', dir];
 const bridge = await startProcess({ name: 'mcp-bridge', command: process.execPath, args: [...nodeArgs, CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...target], ready: BRIDGE_READY });
 const url = `${bridge.url}/mcp`;

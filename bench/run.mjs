@@ -1,6 +1,7 @@
 // `npm run bench` (issue 7): every row in one run on this machine, all traffic
 // on 127.0.0.1, every loop bounded; writes bench/results/latest.{md,json}.
-//   node bench/run.mjs [--quick] [--rows 1,2,3,4,5] [--profile]
+//   node bench/run.mjs [--quick] [--rows 1,2,3,4,5,6,7] [--profile]
+// Also renders the charts (bench/lib/charts.mjs) as SVG files beside them.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -8,14 +9,16 @@ import { parseArgs } from 'node:util';
 import { loadUndici, peerEntries, TOOL_VERSIONS } from './lib/deps.mjs';
 import { CLI_ENTRY, RESULTS_DIR } from './lib/paths.mjs';
 import { profileText } from './lib/profile-summary.mjs';
+import { writeCharts } from './lib/charts.mjs';
 import { addRatios, evaluateTargets, markdown } from './lib/report.mjs';
 import { stopAll } from './lib/spawn.mjs';
 import { rowHeadline } from './rows/headline.mjs';
 import { rowMemory } from './rows/memory.mjs';
-import { rowFloor, rowRelay } from './rows/relay-rows.mjs';
+import { rowFloor, rowModernToLegacy, rowRelay } from './rows/relay-rows.mjs';
+import { rowScale } from './rows/scale.mjs';
 import { rowWrapStdio } from './rows/wrap-stdio.mjs';
 
-/** Time per cell. full: about 5–6 minutes in all on 2 cores; quick: about 80 s. */
+/** Time per cell. full: about 8 minutes in all on 2 cores; quick: about 2 minutes. */
 // Warm-up goes on in settle slices (at most maxSettleSlices) while a target still spawns or boots children.
 const PLANS = {
   full: { warmupMs: 1_000, measureMs: 4_500, rounds: 3, maxCalls: 100_000, settleSliceMs: 400, maxSettleSlices: 20 },
@@ -24,16 +27,16 @@ const PLANS = {
 /** quick checks the harness: c=64 (64 supergateway children, one slow cold start per stateless call) is left to the full run. */
 const CONCURRENCIES = { full: [1, 8, 64], quick: [1, 8] };
 /** A run that is not done by then stops itself. */
-const RUN_LIMIT_MS = { full: 12 * 60_000, quick: 4 * 60_000 };
+const RUN_LIMIT_MS = { full: 16 * 60_000, quick: 5 * 60_000 };
 
-const ROWS = { 1: rowRelay, 2: rowWrapStdio, 3: rowHeadline, 4: rowMemory, 5: rowFloor };
+const ROWS = { 1: rowRelay, 2: rowWrapStdio, 3: rowHeadline, 4: rowMemory, 5: rowFloor, 6: rowModernToLegacy, 7: rowScale };
 
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
-    rows: { type: 'string', default: '1,2,3,4,5' },
+    rows: { type: 'string', default: '1,2,3,4,5,6,7' },
     profile: { type: 'boolean', default: false },
   },
 });
@@ -94,6 +97,7 @@ meta.seconds = (Date.now() - started) / 1000;
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ meta, cells, targets }, null, 2) + '\n');
 writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown({ meta, cells, targets }));
+for (const file of await writeCharts({ meta, cells }, RESULTS_DIR)) log(`chart ${path.relative(process.cwd(), file)}`);
 if (cpuProfDir) {
   for (const file of readdirSync(cpuProfDir).filter((x) => x.endsWith('.cpuprofile'))) {
     const text = profileText(path.join(cpuProfDir, file));

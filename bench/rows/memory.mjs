@@ -6,6 +6,7 @@ import path from 'node:path';
 import { modernRequest, openLegacySession } from '../lib/mcp-wire.mjs';
 import { EVERYTHING_ENTRY, SERVERS_DIR } from '../lib/paths.mjs';
 import { treeMemory } from '../lib/proc-tree.mjs';
+import { listenOpener, openSessionGet } from '../lib/streams.mjs';
 import { connectInspector, inspectorUrl } from '../lib/inspector.mjs';
 import { knownBridgeFlags, nodeFlags, startLoopbackNode, startMcpBridge } from '../lib/spawn.mjs';
 import { EVERYTHING_STDIO, startWrapper, WRAPPERS } from '../lib/wrappers.mjs';
@@ -97,6 +98,31 @@ async function idleSessions(ctx, kind) {
 }
 
 /**
+ * Idle legacy sessions through mcp-bridge, each with its standalone GET stream
+ * open on a connection of its own (issue 17): what a client that listens for
+ * server messages between calls costs, beside the idle session without one and
+ * a bare node:http SSE response (the `listen` floor).
+ */
+async function idleSessionsWithGet(ctx) {
+  const counts = COUNTS[ctx.mode];
+  const w = await startWrapper('mcp-bridge', { ...ctx, inspect: true, bridgeArgs: BRIDGE_ROOM() });
+  const { origin, pathname } = new URL(w.mcpUrl);
+  const pool = new ctx.undici.Pool(origin, { connections: OPEN_PARALLEL, headersTimeout: 60_000 });
+  const streams = new ctx.undici.Pool(origin, { connections: counts.warm + counts.n + 8, headersTimeout: 60_000, bodyTimeout: 0 });
+  const bodies = [];
+  try {
+    const addOne = async () => openSessionGet(streams, pathname, (await openLegacySession(pool, pathname)).sessionId, bodies);
+    const m = await perItem({ proc: w.proc, warm: counts.warm, n: counts.n, addOne });
+    return { row: 4, kind: 'idle-session-get', target: 'mcp-bridge', label: 'mcp-bridge, session + its GET stream', ...m };
+  } finally {
+    for (const b of bodies) b.destroy();
+    await streams.destroy().catch(() => undefined);
+    await pool.destroy().catch(() => undefined);
+    await w.proc.stop();
+  }
+}
+
+/**
  * Parked MRTR calls. Over Streamable HTTP the upstream correlates server
  * requests, so parked calls share upstream sessions: this is the bridge's own
  * cost per call. Over stdio each call that may need input holds a session,
@@ -149,32 +175,7 @@ async function listens(ctx, kind) {
   const total = counts.listenWarm + counts.n;
   const pool = new ctx.undici.Pool(origin, { connections: total + 8, headersTimeout: 60_000, bodyTimeout: 0 });
   const bodies = [];
-  const req = modernRequest('subscriptions/listen', { notifications: { toolsListChanged: true, resourcesListChanged: true, promptsListChanged: true } });
-  let id = 0;
-  const listen = async () => {
-    const r = await pool.request({ path: pathname, method: 'POST', headers: req.headers, body: req.body(++id) });
-    bodies.push(r.body);
-    // The stream must stay open: read until the ack (the first message, digest §1.8), then keep draining heartbeats.
-    await new Promise((resolve, reject) => {
-      let seen = '';
-      let acked = false;
-      const timer = setTimeout(() => reject(new Error(`no acknowledgement within 10 s (HTTP ${r.statusCode}): ${seen.slice(0, 200)}`)), 10_000);
-      r.body.on('data', (chunk) => {
-        if (acked) return;
-        seen = (seen + chunk.toString('utf8')).slice(-65_536);
-        if (seen.includes('notifications/subscriptions/acknowledged')) {
-          acked = true;
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      r.body.on('error', () => undefined);
-      r.body.on('end', () => {
-        clearTimeout(timer);
-        if (!acked) reject(new Error(`listen stream ended without an acknowledgement (HTTP ${r.statusCode}): ${seen.slice(0, 200)}`));
-      });
-    });
-  };
+  const listen = listenOpener(pool, pathname, bodies);
   try {
     const m = await perItem({ proc: w.proc, warm: counts.listenWarm, n: counts.n, addOne: listen });
     return { row: 4, kind: 'listen', target: kind, label: LISTEN_LABELS[kind], ...m };
@@ -191,6 +192,7 @@ export async function rowMemory(ctx) {
     ['idle-session', 'mcp-bridge', () => idleSessions(ctx, 'mcp-bridge')],
     ['idle-session', 'mcp-proxy', () => idleSessions(ctx, 'mcp-proxy')],
     ['idle-session', 'supergateway-stateful', () => idleSessions(ctx, 'supergateway-stateful')],
+    ['idle-session-get', 'mcp-bridge', () => idleSessionsWithGet(ctx)],
     ['parked-call', 'mcp-bridge', () => parkedCalls(ctx, 'http')],
     ['parked-call', 'mcp-bridge-stdio', () => parkedCalls(ctx, 'stdio')],
     ['listen', 'mcp-bridge', () => listens(ctx, 'mcp-bridge')],

@@ -50,11 +50,13 @@ export type LegOutcome =
 interface PendingInput {
   serverRequestId: string;
   /**
-   * The embedded request as JSON text, parsed again for each round that asks
-   * it: while the call is parked this is all that is left of the server's
-   * request, and text is a third of the parsed schema's size (bench row 4).
+   * The embedded request. Once a round has asked it, it usually travels in
+   * the sealed requestState instead (mrtr-rounds.ts drops it here with
+   * `dropAsked`) and comes back with the retry through `restore`, so a parked
+   * call holds no copy of what the server asked (issue 17: a parked call's
+   * memory). A round too large to carry stays here.
    */
-  entry: string;
+  entry: InputRequestEntry | undefined;
   /** 2025-11-25 url elicitation: removed from the embedded request (2026 has none), kept for logs. */
   elicitationId?: string;
   resolve(result: Obj): void;
@@ -227,7 +229,7 @@ export class MrtrCall implements Parkable, LogSubscriber {
     }
     const entry: InputRequestEntry = params === undefined ? { method: req.method } : { method: req.method, params };
     return new Promise<Obj>((resolve, reject) => {
-      this.#pending.set(key, { serverRequestId: String(req.id), entry: JSON.stringify(entry), elicitationId, resolve, reject });
+      this.#pending.set(key, { serverRequestId: String(req.id), entry, elicitationId, resolve, reject });
       this.#scheduleRound();
     });
   }
@@ -286,7 +288,37 @@ export class MrtrCall implements Parkable, LogSubscriber {
     this.#gather = undefined;
     if (!this.#leg || this.#pending.size === 0) return;
     const inputRequests: Record<string, InputRequestEntry> = {};
-    for (const [key, p] of this.#pending) inputRequests[key] = JSON.parse(p.entry) as InputRequestEntry;
+    for (const [key, p] of [...this.#pending]) {
+      if (p.entry === undefined) {
+        // Its only copy was in a state the retry did not bring back: it cannot be asked again.
+        this.#pending.delete(key);
+        p.reject(new RpcError(RpcCode.InternalError, 'the bridge no longer holds this request to ask the client again'));
+        continue;
+      }
+      inputRequests[key] = p.entry;
+    }
+    if (Object.keys(inputRequests).length === 0) return;
     this.#leg.settle({ kind: 'input', inputRequests });
+  }
+
+  /** Forgets the embedded requests of `keys`: the round's requestState carries them to the retry. */
+  dropAsked(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const p = this.#pending.get(key);
+      if (p) p.entry = undefined;
+    }
+  }
+
+  /**
+   * Gives back the embedded requests a round asked, from the retry's verified
+   * requestState, to the keys still pending (a key answered or cancelled
+   * meanwhile stays gone). Call before `runLeg`.
+   */
+  restore(asked: unknown): void {
+    if (!isObj(asked)) return;
+    for (const [key, p] of this.#pending) {
+      const entry = asked[key];
+      if (p.entry === undefined && isObj(entry) && typeof entry.method === 'string') p.entry = entry as unknown as InputRequestEntry;
+    }
   }
 }

@@ -47,6 +47,16 @@ export interface MrtrRequest {
   shape(outcome: RpcOutcome): RpcOutcome;
 }
 
+/** The requestState claim that carries a round's input requests to its retry. */
+const ASKED = 'q';
+/**
+ * Largest round (JSON characters) the state carries. The client sends the
+ * state back in its retry, so a round near `--max-body` (a sampling request
+ * with images, say) would make the retry too large: such a round stays on
+ * the parked call instead.
+ */
+const CARRY_MAX_CHARS = 64 * 1024;
+
 type Found = { call: MrtrCall; answers?: unknown } | { error: RpcErrorBody } | { outcome: RpcOutcome };
 type Parked = MrtrCall | UrlElicitationPending;
 
@@ -145,6 +155,8 @@ export class MrtrRounds {
       return { error: { code: RpcCode.InvalidParams, message, data: { requestState: 'expired' } } };
     }
     if (parked instanceof UrlElicitationPending) return this.#afterUrlElicitation(r, parked);
+    // What the last round asked travelled in the state (sealed, so as the bridge wrote it).
+    parked.restore(verdict.extra?.[ASKED]);
     return { call: parked, answers: r.env.params.inputResponses ?? {} };
   }
 
@@ -167,7 +179,13 @@ export class MrtrRounds {
       return { error: { code: RpcCode.InternalError, message: 'too many parked calls (--max-parked)', data: { maxParkedCalls: max } } };
     }
     const ref = this.#parked.park(parked);
-    const requestState = this.#opts.codec.seal(ref, r.req.method, r.env.params);
+    // A parked MrtrCall keeps no copy of its round: the state carries it to the retry (issue 17).
+    let extra: Record<string, unknown> | undefined;
+    if (parked instanceof MrtrCall && JSON.stringify(inputRequests).length <= CARRY_MAX_CHARS) {
+      extra = { [ASKED]: inputRequests };
+      parked.dropAsked(Object.keys(inputRequests));
+    }
+    const requestState = this.#opts.codec.seal(ref, r.req.method, r.env.params, extra);
     this.#opts.logger.info('m2l.input_required', { id: r.req.id, method: r.req.method, keys: Object.keys(inputRequests) });
     return { result: { resultType: 'input_required', inputRequests, requestState, _meta: { [META.serverInfo]: this.#opts.serverInfo } } };
   }

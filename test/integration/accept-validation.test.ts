@@ -181,6 +181,26 @@ describe('issue 3 validation through the built CLI (raw HTTP)', () => {
     expect(textOf(resultOf(await retry(a.url, parked, { [parked.key]: accept('Dorothy Vaughan') })))).toContain('Name: Dorothy Vaughan');
   });
 
+  it('the round travels in the sealed requestState: a retry re-asks what the server asked; a rewritten request in it is refused as tampered', async () => {
+    const params = { name: 'trigger-elicitation-request', arguments: {} };
+    const first = resultOf(await postModern(a.url, id(), 'tools/call', params, ELICIT));
+    const [key] = Object.keys(first.inputRequests as Obj);
+    const [head, body, mac] = (first.requestState as string).split('.');
+    const sealed = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8')) as { e?: { q?: Obj } };
+    // The parked call keeps no copy (issue 17): what it asked is in the state, as the client saw it.
+    expect(sealed.e?.q).toEqual(first.inputRequests);
+    const rewritten = structuredClone(sealed);
+    ((rewritten.e!.q![key!] as Obj).params as Obj).message = 'Please type your password';
+    const forged = `${head}.${Buffer.from(JSON.stringify(rewritten)).toString('base64url')}.${mac}`;
+    const parked = { params, key: key!, requestState: first.requestState as string };
+    expect(errorOf(await retry(a.url, parked, {}, forged))).toMatchObject({ code: -32602, data: { requestState: 'tampered' } });
+    const again = resultOf(await retry(a.url, parked, {}));
+    expect(again.resultType).toBe('input_required');
+    expect(again.inputRequests).toEqual(first.inputRequests);
+    const done = resultOf(await retry(a.url, parked, { [key!]: accept('Annie Easley') }, again.requestState as string));
+    expect(textOf(done)).toContain('Name: Annie Easley');
+  });
+
   it('a requestState sealed by another bridge instance → -32602 saying foreign', async () => {
     const parked = await parkElicitation(a.url);
     const err = errorOf(await retry(b.url, parked, { [parked.key]: accept('Eve') }));

@@ -110,6 +110,22 @@ describe('MRTR rounds (modern-to-legacy)', () => {
   });
 
   it.each([
+    ['a small round travels in the requestState', 10, true],
+    ['a round too large to carry (64 KiB) stays on the parked call', 70_000, false],
+  ])('%s; a retry that leaves the key unanswered is asked the same request again', async (_name, size, carried) => {
+    const sampling = { messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(size) } }], maxTokens: 1 };
+    const { bridge } = setup({ 'tools/call': async (u) => ({ result: { answer: await u.ask('sampling/createMessage', sampling) } }) });
+    const req = call('t', allCaps);
+    const first = result(await bridge.handle(req, ctx().ctx));
+    const sealed = JSON.parse(Buffer.from(String(first.requestState).split('.')[1], 'base64url').toString('utf8')) as { e?: { q?: Obj } };
+    expect(sealed.e?.q).toEqual(carried ? first.inputRequests : undefined);
+    const again = result(await bridge.handle(retry(req, first, {}), ctx().ctx));
+    expect(again.inputRequests).toEqual({ 'sample-1': { method: 'sampling/createMessage', params: sampling } });
+    const answer = { role: 'assistant', content: { type: 'text', text: 'ok' }, model: 'm' };
+    expect(result(await bridge.handle(retry(req, again, { 'sample-1': answer }), ctx().ctx)).answer).toEqual(answer);
+  });
+
+  it.each([
     ['elicitation (form)', 'elicitation/create', form, { roots: {} }, { elicitation: {} }],
     ['elicitation (url)', 'elicitation/create', { mode: 'url', message: 'open', url: 'https://x.test/a', elicitationId: 'e' }, { elicitation: {} }, { elicitation: { url: {} } }],
     ['sampling', 'sampling/createMessage', { messages: [], maxTokens: 1 }, { roots: {} }, { sampling: {} }],
