@@ -51,6 +51,10 @@ const program = new Command('mcp-bridge')
   .option('--wait-for-upstream [ms]', 'if the upstream is unreachable at start, probe again with backoff (for ms, or until it answers) instead of exiting 1')
   .option('--shutdown-timeout <ms>', `on SIGTERM/SIGINT, how long calls in flight may finish before the bridge closes everything (default ${D.shutdownTimeoutMs})`)
   .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)')
+  .option('--cluster-self <url>', 'run as one replica of a cluster: the base URL the other replicas reach this one at')
+  .option('--cluster-peers <url,...>', 'the replicas of the cluster (base URLs, this one may be among them)')
+  .option('--cluster-dns <name>', 'instead of --cluster-peers: a DNS name (headless Service) whose addresses are the replicas, resolved again every 5 s')
+  .option('--cluster-secret <secret>', 'shared by every replica (≥ 32 bytes): authenticates forwarding and derives the requestState key; env MCP_BRIDGE_CLUSTER_SECRET (preferred)')
   .addHelpText('after', `
 Examples:
   mcp-bridge                                   wrap the bundled reference server, serve http://127.0.0.1:8808/mcp

@@ -2,6 +2,7 @@ import { EPOCHS } from '../epochs/versions.js';
 import { BridgeError } from '../errors.js';
 import { isValidAuthToken } from '../faces/auth.js';
 import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
+import { clusterFrom } from './cluster-from-flags.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../log.js';
 import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
@@ -40,6 +41,11 @@ export interface CliFlags {
   waitForUpstream?: string | boolean;
   shutdownTimeout?: string;
   debugStats?: boolean;
+  clusterSelf?: string;
+  /** Comma-separated base URLs. */
+  clusterPeers?: string;
+  clusterDns?: string;
+  clusterSecret?: string;
 }
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
@@ -62,6 +68,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
   }
   const upstream = upstreamFrom(flags, command);
   const stdio = flags.stdio ?? false;
+  const cluster = clusterFrom(flags, env, { stdio, requestStateKey });
   const listen = (flags.listen ?? env.MCP_BRIDGE_LISTEN) ? parseListen((flags.listen ?? env.MCP_BRIDGE_LISTEN)!) : DEFAULT_OPTIONS.listen;
   const authToken = authTokenFrom(flags, env, stdio);
   const allowUnauthenticated = flags.allowUnauthenticated ?? false;
@@ -84,7 +91,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     allowHosts: flags.allowHost ?? [],
     authToken,
     allowUnauthenticated,
-    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey)),
+    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, cluster?.secret)),
     poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
     poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
     sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
@@ -106,6 +113,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     waitForUpstreamMs: flags.waitForUpstream === undefined ? undefined : flags.waitForUpstream === true ? Infinity : int(String(flags.waitForUpstream), '--wait-for-upstream', 0, 1),
     shutdownTimeoutMs: int(flags.shutdownTimeout, '--shutdown-timeout', DEFAULT_OPTIONS.shutdownTimeoutMs, 0),
     debugStats: flags.debugStats ?? false,
+    ...(cluster ? { cluster } : {}),
   };
 }
 
@@ -123,8 +131,8 @@ function authTokenFrom(flags: CliFlags, env: NodeJS.ProcessEnv, stdio: boolean):
 }
 
 /** Values no log line may show: upstream header values (and their credential part), a URL password, the token and the key. */
-function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined): string[] {
-  const secrets = [authToken, requestStateKey];
+function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined, clusterSecret: string | undefined): string[] {
+  const secrets = [authToken, requestStateKey, clusterSecret];
   if (upstream.kind === 'url') {
     for (const value of Object.values(upstream.headers)) secrets.push(value, /^\S+\s+(\S.*)$/.exec(value)?.[1]);
     const password = new URL(upstream.url).password;

@@ -71,6 +71,19 @@ export interface BridgeOptions {
   shutdownTimeoutMs: number;
   /** Serve `GET /debug/stats` (pool, children, parked calls, sessions) on the HTTP face. */
   debugStats: boolean;
+  /** Replicas behind one load balancer (issue 16): absent, the bridge stands alone. */
+  cluster?: ClusterConfig;
+}
+
+/** `--cluster-*`: how peers reach this replica, who the peers are, and the shared secret. */
+export interface ClusterConfig {
+  self: string;
+  /** A fixed list of peer base URLs... */
+  peers?: string[];
+  /** ...or a DNS name (a headless Service) resolved again every few seconds. */
+  dns?: string;
+  /** ≥ 32 bytes; authenticates the internal route and derives the requestState key. */
+  secret: string;
 }
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {

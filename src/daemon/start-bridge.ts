@@ -4,6 +4,7 @@ import { ModernToModernBridge } from '../../bridges/modern-to-modern/index.js';
 import { ModernToLegacyBridge } from '../../bridges/modern-to-legacy/index.js';
 import { ListenBudget } from '../../bridges/shared/listen-budget.js';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
+import { ClusterRouter } from '../cluster/cluster-router.js';
 import type { UpstreamFacts } from '../contracts/upstream.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
 import { HttpFace } from '../faces/http-face.js';
@@ -60,7 +61,9 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
   const upstream = buildUpstream(facts, opts);
-  const bridges = handlersFor(upstream, opts);
+  const cluster = opts.cluster && !opts.stdio ? new ClusterRouter({ ...opts.cluster, logger }) : undefined;
+  await cluster?.start();
+  const bridges = handlersFor(upstream, opts, cluster);
   const inflight = new InflightCalls();
   const modern = inflight.wrapModern(bridges.modern);
   const legacy = inflight.wrapLegacy(bridges.legacy);
@@ -71,6 +74,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const done = new Promise<void>((resolve) => (markDone = resolve));
   const shutdown = async (face: Face, graceMs: number) => {
     const started = Date.now();
+    if (cluster && graceMs > 0) await handOff(cluster, graceMs, hurry.signal, () => ({ parked: bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : { parked: 0, listens: 0 }, inflight: inflight.size }));
     face.drain?.();
     const idle = await inflight.drain(graceMs, hurry.signal);
     logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: inflight.size });
@@ -78,6 +82,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     await Promise.allSettled([modern.close(), legacy.close()]);
     if (upstream.epoch === 'legacy') await upstream.pool.close();
     await upstream.link.close();
+    cluster?.close();
     logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
@@ -115,8 +120,10 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     heartbeatMs: opts.heartbeatMs,
     sessionIdleMs: opts.sessionIdleMs,
     debugStats: opts.debugStats ? debugStats(stats) : undefined,
+    cluster,
   });
   httpFace = face;
+  if (cluster) logger.info('cluster', { self: cluster.peers.self, instance: cluster.instanceId });
   logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws` });
   return { url: face.url, facts, done, close: closer(face), stats };
 }
@@ -145,7 +152,7 @@ function childPids(upstream: Upstream): number[] {
 }
 
 /** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
-function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernHandler; legacy: LegacyHandler } {
+function handlersFor(upstream: Upstream, opts: BridgeOptions, cluster: ClusterRouter | undefined): { modern: ModernHandler; legacy: LegacyHandler } {
   const logger = opts.logger.child({ side: 'bridge' });
   // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
   const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget: new ListenBudget(opts.maxListens) };
@@ -168,7 +175,9 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernH
       pool: upstream.pool,
       facts: upstream.facts,
       requestStateTtlMs: opts.requestStateTtlMs,
-      requestStateKey: opts.requestStateKey,
+      // Every replica seals with the key the cluster secret derives and names itself by its tag.
+      requestStateKey: cluster?.requestStateKey ?? opts.requestStateKey,
+      instanceId: cluster?.instanceId,
       maxParkedCalls: opts.maxParkedCalls,
     }),
     legacy: new LegacyToLegacyBridge({
@@ -176,4 +185,23 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernH
       upstream: dedicated ? { kind: 'dedicated', link: upstream.link } : { kind: 'pooled', pool: upstream.pool },
     }),
   };
+}
+
+/** Polling period while a replica hands off; the wait itself is bounded by the grace period. */
+const HANDOFF_POLL_MS = 100;
+
+/**
+ * The first step of a cluster replica's graceful stop: health checks see 503
+ * and new work goes to peers, while this replica keeps serving what it holds
+ * until its parked calls finish or time out (bounded by `graceMs`). Then the
+ * ordinary drain runs.
+ */
+async function handOff(cluster: ClusterRouter, graceMs: number, hurry: AbortSignal, load: () => { parked: { parked: number; listens: number }; inflight: number }): Promise<void> {
+  cluster.drain();
+  const until = Date.now() + graceMs;
+  const busy = () => {
+    const l = load();
+    return l.parked.parked > 0 || l.inflight > l.parked.listens || cluster.forwarding > 0;
+  };
+  while (busy() && Date.now() < until && !hurry.aborted) await new Promise((r) => setTimeout(r, HANDOFF_POLL_MS));
 }

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse } from '../jsonrpc/messages.js';
+import type { ClusterRouter } from '../cluster/cluster-router.js';
 import type { Logger } from '../log.js';
 import { classifyPost } from './classify-post.js';
 import { readJsonBody } from './http-body.js';
@@ -39,6 +40,8 @@ export interface HttpFaceOptions {
   eventStoreMax?: number;
   /** When set, `GET /debug/stats` (behind the same gate as every route) answers this object as JSON (`--debug-stats`). */
   debugStats?: () => Record<string, unknown>;
+  /** Cluster mode (issue 16): requests for state another replica holds are forwarded to it. */
+  cluster?: ClusterRouter;
 }
 
 /** Defaults for the optional limits (the daemon passes its own). */
@@ -96,6 +99,7 @@ export class HttpFace {
       maxMessageBytes: opts.maxBodyBytes,
       maxJsonDepth: opts.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
       gate: (req) => gate.check(req.headers),
+      mintSessionId: opts.cluster ? () => opts.cluster!.mintSessionId() : undefined,
     };
     const parts: FaceParts = {
       modern: new ModernPost({ modern: opts.modern, logger, heartbeatMs: opts.heartbeatMs }),
@@ -166,7 +170,13 @@ const NOT_FOUND = { code: RpcCode.ServerError, message: 'Not Found' };
  */
 function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGate, logger: Logger): http.RequestListener {
   const routes = buildRoutes(opts, parts);
+  const cluster = opts.cluster;
+  const local = { streamable: (id: string) => parts.streamable.has(id), sse: (id: string) => parts.sse.has(id) };
   return (req, res) => {
+    // The cluster's internal route: proof checked and the original URL restored before anything else.
+    const unwrapped = cluster?.unwrap(req, res);
+    if (unwrapped === 'answered') return;
+    if (unwrapped === 'refused') return writeJsonError(res, 404, null, NOT_FOUND);
     const path = routePath(req.url);
     // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the bearer token.
     const refused = gate.check(req.headers, { open: path === '/healthz' });
@@ -177,6 +187,7 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
     // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too;
     // requests in flight were admitted before.
     if (parts.draining) return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
+    if (cluster?.route(req, res, path, local)) return;
     const byMethod = routes[path];
     const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'];
     if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);
@@ -191,6 +202,7 @@ function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
     const headers = flatHeaders(req);
     const route = classifyPost(read.body, headers, (id) => parts.streamable.has(id));
     if (route.route === 'reject') return writeJsonError(res, route.status, null, route.error);
+    if (opts.cluster?.routePost(req, res, read.body, route.route, { streamable: (id) => parts.streamable.has(id), sse: (id) => parts.sse.has(id) })) return;
     if (route.route === 'modern') return parts.modern.handle(req, res, read.body, headers);
     return parts.streamable.handlePost(req, res, read.body);
   };
