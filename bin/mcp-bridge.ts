@@ -55,6 +55,7 @@ const program = new Command('mcp-bridge')
   .option('--cluster-peers <url,...>', 'the replicas of the cluster (base URLs, this one may be among them)')
   .option('--cluster-dns <name>', 'instead of --cluster-peers: a DNS name (headless Service) whose addresses are the replicas, resolved again every 5 s')
   .option('--cluster-secret <secret>', 'shared by every replica (≥ 32 bytes): authenticates forwarding and derives the requestState key; env MCP_BRIDGE_CLUSTER_SECRET (preferred)')
+  .option('--cluster-handoff <ms>', 'on SIGTERM, how long at least a replica answers /healthz 503 and hands new work to peers before it stops listening (default 5000)')
   .addHelpText('after', `
 Examples:
   mcp-bridge                                   wrap the bundled reference server, serve http://127.0.0.1:8808/mcp

@@ -1,7 +1,7 @@
 import { MIN_CLUSTER_SECRET_BYTES } from '../cluster/cluster-keys.js';
 import { normalizePeerUrl } from '../cluster/peer-set.js';
 import { BridgeError } from '../errors.js';
-import type { ClusterConfig } from './options.js';
+import { DEFAULT_CLUSTER_HANDOFF_MS, type ClusterConfig } from './options.js';
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
 
@@ -10,6 +10,7 @@ interface ClusterFlags {
   clusterPeers?: string;
   clusterDns?: string;
   clusterSecret?: string;
+  clusterHandoff?: string;
 }
 
 /**
@@ -19,7 +20,7 @@ interface ClusterFlags {
  */
 export function clusterFrom(flags: ClusterFlags, env: NodeJS.ProcessEnv, ctx: { stdio: boolean; requestStateKey?: string }): ClusterConfig | undefined {
   const secret = flags.clusterSecret ?? (env.MCP_BRIDGE_CLUSTER_SECRET || undefined);
-  const any = flags.clusterSelf ?? flags.clusterPeers ?? flags.clusterDns ?? flags.clusterSecret;
+  const any = flags.clusterSelf ?? flags.clusterPeers ?? flags.clusterDns ?? flags.clusterSecret ?? flags.clusterHandoff;
   if (any === undefined) return undefined;
   if (flags.clusterSelf === undefined) throw usage('--cluster-peers, --cluster-dns and --cluster-secret need --cluster-self <url>: how the other replicas reach this one');
   if (ctx.stdio) throw usage('--cluster-* joins replicas behind an HTTP load balancer; with --stdio there is one client, so leave them out');
@@ -39,5 +40,7 @@ export function clusterFrom(flags: ClusterFlags, env: NodeJS.ProcessEnv, ctx: { 
   const peers = flags.clusterPeers?.split(',').map((p) => p.trim()).filter((p) => p !== '').map((p) => url(p, '--cluster-peers'));
   if (peers !== undefined && peers.length === 0) throw usage('--cluster-peers must name at least one base URL');
   if (flags.clusterDns !== undefined && !/^[A-Za-z0-9.-]+$/.test(flags.clusterDns)) throw usage(`--cluster-dns must be a DNS name such as mcp-bridge-peers.default.svc.cluster.local (got '${flags.clusterDns}')`);
-  return { self, secret, ...(peers ? { peers } : {}), ...(flags.clusterDns ? { dns: flags.clusterDns } : {}) };
+  const handoffMs = flags.clusterHandoff === undefined ? DEFAULT_CLUSTER_HANDOFF_MS : Number(flags.clusterHandoff);
+  if (!Number.isInteger(handoffMs) || handoffMs < 0) throw usage(`--cluster-handoff must be a whole number ≥ 0 (got '${flags.clusterHandoff}')`);
+  return { self, secret, handoffMs, ...(peers ? { peers } : {}), ...(flags.clusterDns ? { dns: flags.clusterDns } : {}) };
 }

@@ -46,6 +46,7 @@ export interface CliFlags {
   clusterPeers?: string;
   clusterDns?: string;
   clusterSecret?: string;
+  clusterHandoff?: string;
 }
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);

@@ -84,7 +84,12 @@ export interface ClusterConfig {
   dns?: string;
   /** ≥ 32 bytes; authenticates the internal route and derives the requestState key. */
   secret: string;
+  /** On SIGTERM, how long at least the replica answers /healthz 503 and hands new work on before it stops listening. */
+  handoffMs: number;
 }
+
+/** Default of `--cluster-handoff`: long enough for a load balancer's health checks to take the replica out. */
+export const DEFAULT_CLUSTER_HANDOFF_MS = 5_000;
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
   upstreamEpoch: 'auto',

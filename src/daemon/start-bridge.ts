@@ -74,7 +74,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const done = new Promise<void>((resolve) => (markDone = resolve));
   const shutdown = async (face: Face, graceMs: number) => {
     const started = Date.now();
-    if (cluster && graceMs > 0) await handOff(cluster, graceMs, hurry.signal, () => ({ parked: bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : { parked: 0, listens: 0 }, inflight: inflight.size }));
+    if (cluster && graceMs > 0) await handOff(cluster, Math.min(opts.cluster!.handoffMs, graceMs), graceMs, hurry.signal, () => ({ parked: bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : { parked: 0, listens: 0 }, inflight: inflight.size }));
     face.drain?.();
     const idle = await inflight.drain(graceMs, hurry.signal);
     logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: inflight.size });
@@ -193,13 +193,16 @@ const HANDOFF_POLL_MS = 100;
 /**
  * The first step of a cluster replica's graceful stop: health checks see 503
  * and new work goes to peers, while this replica keeps serving what it holds
- * until its parked calls finish or time out (bounded by `graceMs`). Then the
+ * for at least `minMs` (so load balancers see the 503) and until its parked
+ * calls and relays finish or time out (bounded by `graceMs`). Then the
  * ordinary drain runs.
  */
-async function handOff(cluster: ClusterRouter, graceMs: number, hurry: AbortSignal, load: () => { parked: { parked: number; listens: number }; inflight: number }): Promise<void> {
+async function handOff(cluster: ClusterRouter, minMs: number, graceMs: number, hurry: AbortSignal, load: () => { parked: { parked: number; listens: number }; inflight: number }): Promise<void> {
   cluster.drain();
-  const until = Date.now() + graceMs;
+  const started = Date.now();
+  const until = started + graceMs;
   const busy = () => {
+    if (Date.now() - started < minMs) return true;
     const l = load();
     return l.parked.parked > 0 || l.inflight > l.parked.listens || cluster.forwarding > 0;
   };
