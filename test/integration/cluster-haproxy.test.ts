@@ -1,0 +1,186 @@
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterKeys } from '../../src/cluster/cluster-keys.js';
+import { replicaPorts, startHaproxy, startReplica, TEST_CLUSTER_SECRET, type Replica, type RunningHaproxy } from '../helpers/cluster.js';
+import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
+
+/**
+ * Issue 16, Proof: HAProxy in round robin, knowing nothing of MCP, in front of
+ * three replicas of the built CLI wrapping server-everything over stdio. Every
+ * request may land on any replica; state held elsewhere is forwarded to its
+ * owner. Payloads carry each client's own name, so a misrouted answer shows.
+ */
+
+const V = '2026-07-28';
+const DOC = 'demo://resource/static/document/architecture.md';
+const UPSTREAM = ['--', ...EVERYTHING_STDIO_COMMAND];
+const REPLICA_ARGS = ['--log-level', 'debug', '--debug-stats', '--pool-max', '4', '--call-timeout', '20000', '--cluster-handoff', '1500', '--shutdown-timeout', '8000'];
+const keys = new ClusterKeys(TEST_CLUSTER_SECRET);
+
+let ports: number[];
+let replicas: Replica[];
+let lb: RunningHaproxy;
+
+beforeAll(async () => {
+  ports = await replicaPorts(3);
+  replicas = await Promise.all(ports.map((p) => startReplica(p, ports, UPSTREAM, REPLICA_ARGS)));
+  lb = await startHaproxy(ports);
+}, 60_000);
+
+afterAll(async () => {
+  await lb?.close();
+  await Promise.all((replicas ?? []).map((r) => r.cli.close()));
+});
+
+/** Forwards relayed to an owner so far, over every replica (their debug lines). */
+function forwards(): number {
+  return replicas.reduce((n, r) => n + (r.cli.stderr().match(/"event":"cluster\.forwarded"[^\n]*"mode":"owner"/g) ?? []).length, 0);
+}
+
+function textOf(result: { content?: unknown }): string {
+  return ((result.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
+}
+
+/** An SDK v2 client pinned to 2026-07-28 that answers elicitation and sampling with its own name. */
+async function v2Client(who: string, gate?: { asked: () => void; open: Promise<void> }): Promise<V2Client> {
+  const client = new V2Client({ name: who, version: '1.0.0' }, { capabilities: { elicitation: {}, sampling: {} }, versionNegotiation: { mode: { pin: V } } });
+  client.setRequestHandler('elicitation/create', async () => {
+    gate?.asked();
+    await gate?.open;
+    return { action: 'accept', content: { name: who, check: true } };
+  });
+  client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: `pong-${who}` }, model: 'cluster-model', stopReason: 'endTurn' }));
+  await client.connect(new V2Transport(new URL(`${lb.url}/mcp`)));
+  return client;
+}
+
+/** An SDK v1 client over Streamable HTTP or http+sse that answers elicitation with its own name. */
+async function v1Client(who: string, kind: 'streamable' | 'sse'): Promise<V1Client> {
+  const client = new V1Client({ name: who, version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: who, check: true } }));
+  await client.connect(kind === 'sse' ? new SSEClientTransport(new URL(`${lb.url}/sse`)) : new V1Transport(new URL(`${lb.url}/mcp`)));
+  return client;
+}
+
+async function mrtrRound(client: V2Client, who: string): Promise<void> {
+  expect(textOf(await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }))).toContain(`Name: ${who}\n`);
+  expect(textOf(await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: who, maxTokens: 5 } }))).toContain(`pong-${who}`);
+}
+
+async function legacyRound(client: V1Client, who: string): Promise<void> {
+  for (let i = 0; i < 3; i++) expect(textOf((await client.callTool({ name: 'echo', arguments: { message: `${who}#${i}` } })) as { content?: unknown })).toBe(`Echo: ${who}#${i}`);
+  expect(textOf((await client.callTool({ name: 'trigger-elicitation-request', arguments: {} })) as { content?: unknown })).toContain(`Name: ${who}\n`);
+}
+
+/** Waits until `n` calls have been counted by `hit`, bounded. */
+function counter(n: number, timeoutMs = 30_000): { hit: () => void; reached: Promise<void> } {
+  let count = 0;
+  let reach!: () => void;
+  const reached = new Promise<void>((resolve, reject) => {
+    reach = resolve;
+    setTimeout(() => reject(new Error(`only ${count} of ${n} in ${timeoutMs} ms`)), timeoutMs).unref();
+  });
+  return { hit: () => void (++count === n && reach()), reached };
+}
+
+async function until(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !cond() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+}
+
+async function stats(r: Replica): Promise<{ parked?: number }> {
+  return (await fetch(`${r.url}/debug/stats`)).json() as Promise<{ parked?: number }>;
+}
+
+describe('three replicas behind HAProxy round robin', () => {
+  it('SDK v2 MRTR: each retry lands on another replica and is forwarded to the call’s owner', async () => {
+    const client = await v2Client('solo');
+    try {
+      const before = forwards();
+      // One client alone: round robin sends each retry to the replica after the one that parked the call.
+      for (let i = 0; i < 3; i++) await mrtrRound(client, 'solo');
+      // The replicas' debug lines reach this process through pipes: wait for them (bounded), then count exactly.
+      await until(() => forwards() - before >= 6);
+      expect(forwards() - before).toBe(6);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('SDK v2 MRTR, SDK v1 Streamable HTTP and http+sse sessions, listens, all at once: none lost, none misrouted', async () => {
+    const before = forwards();
+    const modern = Array.from({ length: 6 }, (_, i) => `modern-${i}`);
+    const streamable = Array.from({ length: 3 }, (_, i) => `streamable-${i}`);
+    const sse = Array.from({ length: 3 }, (_, i) => `sse-${i}`);
+    const runs = [
+      ...modern.map(async (who) => {
+        const c = await v2Client(who);
+        try {
+          for (let i = 0; i < 2; i++) await mrtrRound(c, who);
+        } finally {
+          await c.close();
+        }
+      }),
+      ...[...streamable.map((w) => [w, 'streamable'] as const), ...sse.map((w) => [w, 'sse'] as const)].map(async ([who, kind]) => {
+        const c = await v1Client(who, kind);
+        try {
+          await legacyRound(c, who);
+        } finally {
+          await c.close();
+        }
+      }),
+      ...[0, 1].map(async (i) => {
+        // A listen is served wherever it lands: acknowledged with its filter, then closed by the client.
+        const c = await v2Client(`listener-${i}`);
+        try {
+          const sub = await c.listen({ resourceSubscriptions: [DOC] });
+          expect(sub.honoredFilter).toEqual({ resourceSubscriptions: [DOC] });
+          await sub.close();
+        } finally {
+          await c.close();
+        }
+      }),
+    ];
+    const settled = await Promise.allSettled(runs);
+    expect(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+    // Most retries and session messages cross replicas: with 3 of them, round robin cannot keep them home.
+    expect(forwards() - before).toBeGreaterThan(modern.length);
+  }, 120_000);
+
+  it('a replica killed with parked calls: only the calls it owned fail, with "gone", within their deadline; the rest complete', async () => {
+    const n = 9;
+    const asked = counter(n);
+    let open!: () => void;
+    const gate = { asked: asked.hit, open: new Promise<void>((r) => (open = r)) };
+    const names = Array.from({ length: n }, (_, i) => `parked-${i}`);
+    const clients = await Promise.all(names.map((w) => v2Client(w, gate)));
+    const calls = clients.map((c, i) => c.callTool({ name: 'trigger-elicitation-request', arguments: {} }).then((r) => ({ ok: true as const, text: textOf(r), who: names[i] }), (err: unknown) => ({ ok: false as const, err: String(err), who: names[i], at: Date.now() })));
+    await asked.reached;
+    // Every call is parked now (its client holds the input request); pick the replica holding the most.
+    const parked = await Promise.all(replicas.map(async (r) => (await stats(r)).parked ?? 0));
+    expect(parked.reduce((a, b) => a + b, 0)).toBe(n);
+    const victim = parked.indexOf(Math.max(...parked));
+    const victimTag = keys.tagOf(replicas[victim].url);
+    const exited = new Promise((r) => replicas[victim].cli.child.once('exit', r));
+    replicas[victim].cli.child.kill('SIGKILL');
+    await exited;
+    const released = Date.now();
+    open();
+    const results = await Promise.all(calls);
+    const failed = results.filter((r) => !r.ok);
+    expect(failed).toHaveLength(parked[victim]);
+    for (const f of failed) {
+      expect(f.err).toMatch(/requestState expired: bridge instance [0-9a-f]{12}, which held the parked call, is gone/);
+      expect(f.err).toContain(victimTag);
+      // Well inside the 20 s call deadline: a refused connection is known at once.
+      expect(f.at - released).toBeLessThan(10_000);
+    }
+    for (const r of results) if (r.ok) expect(r.text).toContain(`Name: ${r.who}\n`);
+    await Promise.all(clients.map((c) => c.close()));
+    // Bring the replica back for the next case, same port.
+    replicas[victim] = await startReplica(ports[victim], ports, UPSTREAM, REPLICA_ARGS);
+  }, 90_000);
+});
