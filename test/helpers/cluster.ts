@@ -44,6 +44,8 @@ export interface RunningHaproxy {
   url: string;
   port: number;
   child: ChildProcess;
+  /** Resolves once HAProxy's health checks report backend server `index` UP (bounded). */
+  serverUp(index: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,9 +57,10 @@ export interface RunningHaproxy {
  */
 export async function startHaproxy(backendPorts: number[], timeoutMs = 15_000): Promise<RunningHaproxy> {
   const port = await freePort();
+  const statsPort = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-haproxy-'));
   const cfg = path.join(dir, 'haproxy.cfg');
-  writeFileSync(cfg, haproxyConfig(port, backendPorts));
+  writeFileSync(cfg, haproxyConfig(port, backendPorts, statsPort));
   const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
@@ -80,6 +83,17 @@ export async function startHaproxy(backendPorts: number[], timeoutMs = 15_000): 
     url,
     port,
     child,
+    serverUp: async (index, upTimeoutMs = 30_000) => {
+      const until = Date.now() + upTimeoutMs;
+      for (;;) {
+        // The stats CSV: proxy name, server name, …, column 18 is the status.
+        const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
+        const row = csv.split('\n').find((l) => l.startsWith(`bridges,b${index},`));
+        if (row?.split(',')[17] === 'UP') return;
+        if (Date.now() > until) throw new Error(`haproxy never saw b${index} up: ${row}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     close: async () => {
       await stopProcess(child, 2_000);
       rmSync(dir, { recursive: true, force: true });
@@ -88,7 +102,7 @@ export async function startHaproxy(backendPorts: number[], timeoutMs = 15_000): 
 }
 
 /** The config the test generates: the same settings as deploy/haproxy/haproxy.cfg, on loopback. */
-export function haproxyConfig(port: number, backendPorts: number[]): string {
+export function haproxyConfig(port: number, backendPorts: number[], statsPort?: number): string {
   return [
     'global',
     '  maxconn 4000',
@@ -98,6 +112,8 @@ export function haproxyConfig(port: number, backendPorts: number[]): string {
     '  timeout client 120s',
     '  timeout server 120s',
     '  timeout http-request 10s',
+    // A loaded machine answers a check late now and then: that is not a replica gone.
+    '  timeout check 2s',
     '  retries 3',
     '  option redispatch 1',
     '  retry-on conn-failure empty-response 503',
@@ -109,8 +125,9 @@ export function haproxyConfig(port: number, backendPorts: number[]): string {
     '  balance roundrobin',
     '  option httpchk GET /healthz',
     '  http-check expect status 200',
-    '  default-server inter 200ms fall 1 rise 2',
+    '  default-server inter 300ms fall 2 rise 2',
     ...backendPorts.map((p, i) => `  server b${i} 127.0.0.1:${p} check`),
+    ...(statsPort === undefined ? [] : ['frontend stats', `  bind 127.0.0.1:${statsPort}`, '  stats enable', '  stats uri /stats']),
     '',
   ].join('\n');
 }

@@ -183,4 +183,64 @@ describe('three replicas behind HAProxy round robin', () => {
     // Bring the replica back for the next case, same port.
     replicas[victim] = await startReplica(ports[victim], ports, UPSTREAM, REPLICA_ARGS);
   }, 90_000);
+
+  it('a rolling restart of all three under load fails no new call', async () => {
+    let stop = false;
+    const failures: string[] = [];
+    const done = { modern: 0, legacy: 0, mrtr: 0 };
+    const loop = async (kind: keyof typeof done, w: number, once: (who: string) => Promise<void>) => {
+      for (let i = 0; !stop && i < 10_000; i++) {
+        const who = `${kind}-${w}-${i}`;
+        try {
+          await once(who);
+          done[kind]++;
+        } catch (err) {
+          failures.push(`${who}: ${String(err)}`);
+        }
+      }
+    };
+    const load = [
+      ...[0, 1].map((w) => loop('modern', w, async (who) => {
+        const c = await v2Client(who);
+        try {
+          expect(textOf(await c.callTool({ name: 'echo', arguments: { message: who } }))).toBe(`Echo: ${who}`);
+        } finally {
+          await c.close();
+        }
+      })),
+      ...[0, 1].map((w) => loop('legacy', w, async (who) => {
+        const c = await v1Client(who, 'streamable');
+        try {
+          expect(textOf((await c.callTool({ name: 'echo', arguments: { message: who } })) as { content?: unknown })).toBe(`Echo: ${who}`);
+        } finally {
+          await c.close();
+        }
+      })),
+      loop('mrtr', 0, async (who) => {
+        const c = await v2Client(who);
+        try {
+          await mrtrRound(c, who);
+        } finally {
+          await c.close();
+        }
+      }),
+    ];
+    try {
+      for (let i = 0; i < replicas.length; i++) {
+        // SIGTERM: /healthz 503 and new work handed to peers first, then the ordinary drain; then the same port again.
+        const exited = new Promise((r) => replicas[i].cli.child.once('exit', r));
+        replicas[i].cli.child.kill('SIGTERM');
+        await exited;
+        replicas[i] = await startReplica(ports[i], ports, UPSTREAM, REPLICA_ARGS);
+        await lb.serverUp(i);
+      }
+    } finally {
+      stop = true;
+      await Promise.all(load);
+    }
+    expect(failures).toEqual([]);
+    expect(done.modern).toBeGreaterThan(3);
+    expect(done.legacy).toBeGreaterThan(3);
+    expect(done.mrtr).toBeGreaterThan(0);
+  }, 180_000);
 });
