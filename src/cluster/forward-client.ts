@@ -66,6 +66,7 @@ export function forwardRequest(f: ForwardRequest): Promise<ForwardOutcome> {
       }
     };
     const out = lib.request(target, { method, headers, agent: target.protocol === 'https:' ? f.agent.https : f.agent.http });
+    out.setNoDelay(true);
     const connectTimer = setTimeout(() => out.destroy(new Error(`no connection within ${f.connectTimeoutMs} ms`)), f.connectTimeoutMs);
     out.on('socket', (socket) => {
       if (!socket.connecting) clearTimeout(connectTimer);
@@ -89,7 +90,8 @@ export function forwardRequest(f: ForwardRequest): Promise<ForwardOutcome> {
       }
       settle({ relayed: true });
       f.res.writeHead(up.statusCode ?? 502, copyHeaders(up.headers));
-      f.res.flushHeaders();
+      // A stream's headers go at once (the client learns it is SSE); a JSON answer leaves in one write with its body.
+      if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) f.res.flushHeaders();
       up.pipe(f.res);
       up.on('error', () => undefined);
       // Cut before its end (the owner died mid-stream): say so if the caller can, then end.
