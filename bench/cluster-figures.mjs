@@ -83,28 +83,37 @@ async function load(url) {
   return { callsPerSecond: Math.round(ok / ((performance.now() - started) / 1000)), ok, failed };
 }
 
-/** Elicitation calls on replica `home`; the retry goes to `home` itself or, forwarded, through `other`. */
+/**
+ * Elicitation calls on replica `home`, their retries sent alternately to `home` itself and to `other`
+ * (which forwards them to `home`), so both kinds see the same machine at the same moments.
+ */
 async function retryLatency(home, other) {
-  const timings = [];
+  const timings = { local: [], forwarded: [] };
+  let retries = 0;
+  let measuring = false;
   const client = new Client({ name: 'bench', version: '1' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: V } } });
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'bench', check: true } }));
   const timedFetch = async (input, init) => {
     const isRetry = typeof init?.body === 'string' && init.body.includes('"requestState"');
-    const target = isRetry && other ? String(input).replace(home, other) : input;
+    const kind = isRetry && retries++ % 2 === 1 ? 'forwarded' : 'local';
+    const target = kind === 'forwarded' ? String(input).replace(home, other) : input;
     const t = performance.now();
     const res = await fetch(target, init);
     const body = await res.arrayBuffer();
-    if (isRetry) timings.push(performance.now() - t);
+    if (isRetry && measuring) timings[kind].push(performance.now() - t);
     return new Response(body, { status: res.status, headers: res.headers });
   };
   await client.connect(new StreamableHTTPClientTransport(new URL(`${home}/mcp`), { fetch: timedFetch }));
-  for (let i = 0; i < 5; i++) await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }); // warm up: children, connections
-  timings.length = 0;
-  for (let i = 0; i < RETRIES; i++) await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+  for (let i = 0; i < 6; i++) await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }); // warm up: children, connections
+  measuring = true;
+  for (let i = 0; i < 2 * RETRIES; i++) await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
   await client.close();
-  timings.sort((a, b) => a - b);
-  const q = (p) => Math.round(timings[Math.min(timings.length - 1, Math.floor(p * timings.length))] * 100) / 100;
-  return { median: q(0.5), p90: q(0.9), n: timings.length };
+  const summary = (list) => {
+    list.sort((a, b) => a - b);
+    const q = (p) => Math.round(list[Math.min(list.length - 1, Math.floor(p * list.length))] * 100) / 100;
+    return { median: q(0.5), p90: q(0.9), n: list.length };
+  };
+  return { local: summary(timings.local), forwarded: summary(timings.forwarded) };
 }
 
 const stopAll = (replicas) => Promise.all(replicas.map(({ child }) => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); })));
@@ -127,9 +136,8 @@ const figures = { machine: `${os.cpus().length} cores, ${os.cpus()[0]?.model}`, 
   const lb = await startHaproxy(ports);
   await load(lb.url);
   figures.threeReplicas = await load(lb.url);
-  figures.retryLocal = await retryLatency(replicas[0].url);
-  figures.retryForwarded = await retryLatency(replicas[0].url, replicas[1].url);
-  figures.addedMs = Math.round((figures.retryForwarded.median - figures.retryLocal.median) * 100) / 100;
+  figures.retry = await retryLatency(replicas[0].url, replicas[1].url);
+  figures.addedMedianMs = Math.round((figures.retry.forwarded.median - figures.retry.local.median) * 100) / 100;
   lb.close();
   await stopAll(replicas);
 }

@@ -6,35 +6,40 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterKeys } from '../../src/cluster/cluster-keys.js';
 import { replicaPorts, startHaproxy, startReplica, TEST_CLUSTER_SECRET, type Replica, type RunningHaproxy } from '../helpers/cluster.js';
-import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
+import { EVERYTHING_STDIO_COMMAND, startEverything, type RunningServer } from '../helpers/processes.js';
 
 /**
  * Issue 16, Proof: HAProxy in round robin, knowing nothing of MCP, in front of
- * three replicas of the built CLI wrapping server-everything over stdio. Every
+ * three replicas of the built CLI wrapping server-everything over stdio, then
+ * three in front of one server-everything over Streamable HTTP. Every
  * request may land on any replica; state held elsewhere is forwarded to its
  * owner. Payloads carry each client's own name, so a misrouted answer shows.
  */
 
 const V = '2026-07-28';
 const DOC = 'demo://resource/static/document/architecture.md';
-const UPSTREAM = ['--', ...EVERYTHING_STDIO_COMMAND];
 const REPLICA_ARGS = ['--log-level', 'debug', '--debug-stats', '--pool-max', '4', '--call-timeout', '20000', '--cluster-handoff', '1500', '--shutdown-timeout', '8000'];
 const keys = new ClusterKeys(TEST_CLUSTER_SECRET);
 
+// The cluster of the running describe block (they run one after the other).
+let upstream: string[];
 let ports: number[];
 let replicas: Replica[];
-let lb: RunningHaproxy;
+let lb: RunningHaproxy | undefined;
 
-beforeAll(async () => {
+async function setUp(args: string[]): Promise<void> {
+  upstream = args;
   ports = await replicaPorts(3);
-  replicas = await Promise.all(ports.map((p) => startReplica(p, ports, UPSTREAM, REPLICA_ARGS)));
+  replicas = await Promise.all(ports.map((p) => startReplica(p, ports, upstream, REPLICA_ARGS)));
   lb = await startHaproxy(ports);
-}, 60_000);
+}
 
-afterAll(async () => {
+async function tearDown(): Promise<void> {
   await lb?.close();
   await Promise.all((replicas ?? []).map((r) => r.cli.close()));
-});
+  lb = undefined;
+  replicas = [];
+}
 
 /** Forwards relayed to an owner so far, over every replica (their debug lines). */
 function forwards(): number {
@@ -54,7 +59,7 @@ async function v2Client(who: string, gate?: { asked: () => void; open: Promise<v
     return { action: 'accept', content: { name: who, check: true } };
   });
   client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: `pong-${who}` }, model: 'cluster-model', stopReason: 'endTurn' }));
-  await client.connect(new V2Transport(new URL(`${lb.url}/mcp`)));
+  await client.connect(new V2Transport(new URL(`${lb!.url}/mcp`)));
   return client;
 }
 
@@ -62,7 +67,7 @@ async function v2Client(who: string, gate?: { asked: () => void; open: Promise<v
 async function v1Client(who: string, kind: 'streamable' | 'sse'): Promise<V1Client> {
   const client = new V1Client({ name: who, version: '1.0.0' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: who, check: true } }));
-  await client.connect(kind === 'sse' ? new SSEClientTransport(new URL(`${lb.url}/sse`)) : new V1Transport(new URL(`${lb.url}/mcp`)));
+  await client.connect(kind === 'sse' ? new SSEClientTransport(new URL(`${lb!.url}/sse`)) : new V1Transport(new URL(`${lb!.url}/mcp`)));
   return client;
 }
 
@@ -95,7 +100,7 @@ async function stats(r: Replica): Promise<{ parked?: number }> {
   return (await fetch(`${r.url}/debug/stats`)).json() as Promise<{ parked?: number }>;
 }
 
-describe('three replicas behind HAProxy round robin', () => {
+function retriesCross(): void {
   it('SDK v2 MRTR: each retry lands on another replica and is forwarded to the call’s owner', async () => {
     const client = await v2Client('solo');
     try {
@@ -109,7 +114,9 @@ describe('three replicas behind HAProxy round robin', () => {
       await client.close();
     }
   }, 60_000);
+}
 
+function mixedLoad(): void {
   it('SDK v2 MRTR, SDK v1 Streamable HTTP and http+sse sessions, listens, all at once: none lost, none misrouted', async () => {
     const before = forwards();
     const modern = Array.from({ length: 6 }, (_, i) => `modern-${i}`);
@@ -149,7 +156,9 @@ describe('three replicas behind HAProxy round robin', () => {
     // Most retries and session messages cross replicas: with 3 of them, round robin cannot keep them home.
     expect(forwards() - before).toBeGreaterThan(modern.length);
   }, 120_000);
+}
 
+function faults(): void {
   it('a replica killed with parked calls: only the calls it owned fail, with "gone", within their deadline; the rest complete', async () => {
     const n = 9;
     const asked = counter(n);
@@ -181,7 +190,7 @@ describe('three replicas behind HAProxy round robin', () => {
     for (const r of results) if (r.ok) expect(r.text).toContain(`Name: ${r.who}\n`);
     await Promise.all(clients.map((c) => c.close()));
     // Bring the replica back for the next case, same port.
-    replicas[victim] = await startReplica(ports[victim], ports, UPSTREAM, REPLICA_ARGS);
+    replicas[victim] = await startReplica(ports[victim], ports, upstream, REPLICA_ARGS);
   }, 90_000);
 
   it('a rolling restart of all three under load fails no new call', async () => {
@@ -231,8 +240,8 @@ describe('three replicas behind HAProxy round robin', () => {
         const exited = new Promise((r) => replicas[i].cli.child.once('exit', r));
         replicas[i].cli.child.kill('SIGTERM');
         await exited;
-        replicas[i] = await startReplica(ports[i], ports, UPSTREAM, REPLICA_ARGS);
-        await lb.serverUp(i);
+        replicas[i] = await startReplica(ports[i], ports, upstream, REPLICA_ARGS);
+        await lb!.serverUp(i);
       }
     } finally {
       stop = true;
@@ -243,4 +252,26 @@ describe('three replicas behind HAProxy round robin', () => {
     expect(done.legacy).toBeGreaterThan(3);
     expect(done.mrtr).toBeGreaterThan(0);
   }, 180_000);
+}
+
+describe('three replicas behind HAProxy round robin, wrapping server-everything over stdio', () => {
+  beforeAll(() => setUp(['--', ...EVERYTHING_STDIO_COMMAND]), 60_000);
+  afterAll(tearDown);
+  retriesCross();
+  mixedLoad();
+  faults();
+});
+
+describe('three replicas behind HAProxy round robin, in front of one legacy Streamable HTTP server', () => {
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    server = await startEverything('streamableHttp');
+    await setUp(['--upstream', `${server.url}/mcp`]);
+  }, 60_000);
+  afterAll(async () => {
+    await tearDown();
+    await server?.close();
+  });
+  retriesCross();
+  mixedLoad();
 });
