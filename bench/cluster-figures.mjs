@@ -1,7 +1,7 @@
 // Scale-out figures for the README (issue 16), small and bounded, on loopback:
 //  1. calls/s of stateless 2026-07-28 `tools/call echo` through HAProxy in front of one replica, then three;
 //  2. the added latency of an MRTR retry that lands on another replica and is forwarded to the owner.
-// Usage: npm run build && node bench/cluster-figures.mjs [seconds=6] [concurrency=16] [retries=40]
+// Usage: npm run build && node bench/cluster-figures.mjs [seconds per round=6] [concurrency=16] [retries of each kind=40]
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -121,24 +121,29 @@ const stopAll = (replicas) => Promise.all(replicas.map(({ child }) => new Promis
 const haproxyVersion = execFileSync('haproxy', ['-v']).toString().split('\n')[0];
 const figures = { machine: `${os.cpus().length} cores, ${os.cpus()[0]?.model}`, node: process.version, haproxy: haproxyVersion, seconds: SECONDS, concurrency: CONCURRENCY };
 
-{
-  const ports = [await freePort()];
-  const replicas = await Promise.all(ports.map((p) => startReplica(p, ports)));
-  const lb = await startHaproxy(ports);
-  await load(lb.url); // warm-up pass is the same length: children spawned, JIT warm
-  figures.oneReplica = await load(lb.url);
-  lb.close();
-  await stopAll(replicas);
+// Both set-ups run side by side and are loaded in turn, round after round, so a shared machine's
+// swings in load fall on both alike; each figure is the median of its rounds.
+const ROUNDS = 3;
+const onePorts = [await freePort()];
+const threePorts = [await freePort(), await freePort(), await freePort()];
+const one = await Promise.all(onePorts.map((p) => startReplica(p, onePorts)));
+const three = await Promise.all(threePorts.map((p) => startReplica(p, threePorts)));
+const lbOne = await startHaproxy(onePorts);
+const lbThree = await startHaproxy(threePorts);
+await load(lbOne.url); // warm-up passes: children spawned, JIT warm
+await load(lbThree.url);
+const rounds = { oneReplica: [], threeReplicas: [] };
+for (let i = 0; i < ROUNDS; i++) {
+  rounds.oneReplica.push(await load(lbOne.url));
+  rounds.threeReplicas.push(await load(lbThree.url));
 }
-{
-  const ports = [await freePort(), await freePort(), await freePort()];
-  const replicas = await Promise.all(ports.map((p) => startReplica(p, ports)));
-  const lb = await startHaproxy(ports);
-  await load(lb.url);
-  figures.threeReplicas = await load(lb.url);
-  figures.retry = await retryLatency(replicas[0].url, replicas[1].url);
-  figures.addedMedianMs = Math.round((figures.retry.forwarded.median - figures.retry.local.median) * 100) / 100;
-  lb.close();
-  await stopAll(replicas);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+for (const [k, list] of Object.entries(rounds)) {
+  figures[k] = { callsPerSecond: median(list.map((r) => r.callsPerSecond)), rounds: list.map((r) => r.callsPerSecond), failed: list.reduce((n, r) => n + r.failed, 0) };
 }
+figures.retry = await retryLatency(three[0].url, three[1].url);
+figures.addedMedianMs = Math.round((figures.retry.forwarded.median - figures.retry.local.median) * 100) / 100;
+lbOne.close();
+lbThree.close();
+await stopAll([...one, ...three]);
 process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
