@@ -20,7 +20,7 @@ export interface ClusterOptions {
   dnsRefreshMs?: number;
   /** `--cluster-secret` (≥ 32 bytes): authenticates the internal route and derives the requestState key. */
   secret: string;
-  /** A peer that does not accept a connection within this long is gone (default 3 s, capped by the call's own deadline). */
+  /** A peer that does not accept a connection within this long is gone (default 3 s). */
   connectTimeoutMs?: number;
   logger: Logger;
 }

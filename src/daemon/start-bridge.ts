@@ -49,6 +49,8 @@ export interface BridgeStats {
   listens?: number;
   /** Downstream sessions and modern requests on the HTTP face. */
   face?: Record<string, number>;
+  /** Cluster mode: this replica's tag, whether it is handing off, requests being relayed to peers. */
+  cluster?: { instance: string; draining: boolean; forwarding: number };
 }
 
 /**
@@ -98,6 +100,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     ...(upstream.epoch === 'legacy' ? { pool: upstream.pool.stats() } : {}),
     ...(bridges.modern instanceof ModernToLegacyBridge ? bridges.modern.stats() : {}),
     ...(httpFace ? { face: httpFace.stats() } : {}),
+    ...(cluster ? { cluster: { instance: cluster.instanceId, draining: cluster.draining, forwarding: cluster.forwarding } } : {}),
   });
 
   const faceOptions = { modern, legacy, logger: logger.child({ side: 'face' }), inputTimeoutMs: opts.inputTimeoutMs, maxJsonDepth: opts.maxJsonDepth };

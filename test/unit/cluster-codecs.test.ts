@@ -115,3 +115,24 @@ describe('cluster flags', () => {
     expect(normalizePeerUrl('HTTPS://Bridge-0.peers:443/')).toBe('https://bridge-0.peers');
   });
 });
+
+describe('configFromFlags with --cluster-*', () => {
+  it('puts the cluster in the options and keeps its secret out of every log line', async () => {
+    const { configFromFlags } = await import('../../src/daemon/config-from-flags.js');
+    const opts = configFromFlags({ clusterSelf: 'http://127.0.0.1:9001', clusterPeers: 'http://127.0.0.1:9001,http://127.0.0.1:9002', logLevel: 'debug' }, ['node', 'server.js'], { MCP_BRIDGE_CLUSTER_SECRET: SECRET });
+    expect(opts.cluster).toEqual({ self: 'http://127.0.0.1:9001', peers: ['http://127.0.0.1:9001', 'http://127.0.0.1:9002'], secret: SECRET, handoffMs: 5_000 });
+    expect(opts.requestStateKey).toBeUndefined();
+    expect(configFromFlags({}, ['node', 'server.js'], {}).cluster).toBeUndefined();
+    // The daemon's logger redacts the secret wherever a field carries it.
+    const daemonLines: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => (daemonLines.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      opts.logger.warn('y', { oops: SECRET });
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(daemonLines.join('')).not.toContain(SECRET);
+    expect(daemonLines.join('')).toContain('"event":"y"');
+  });
+});
