@@ -6,6 +6,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterKeys } from '../../src/cluster/cluster-keys.js';
 import { replicaPorts, startHaproxy, startReplica, TEST_CLUSTER_SECRET, type Replica, type RunningHaproxy } from '../helpers/cluster.js';
+import { openRawLegacySession, readMessages } from '../helpers/faults.js';
 import { EVERYTHING_STDIO_COMMAND, startEverything, type RunningServer } from '../helpers/processes.js';
 
 /**
@@ -159,13 +160,15 @@ function mixedLoad(): void {
 }
 
 function faults(): void {
-  it('a replica killed with parked calls: only the calls it owned fail, with "gone", within their deadline; the rest complete', async () => {
+  it('a replica killed with parked calls and sessions: only what it owned fails, with "gone" (-32602 within the deadline, 404), the rest complete', async () => {
     const n = 9;
     const asked = counter(n);
     let open!: () => void;
     const gate = { asked: asked.hit, open: new Promise<void>((r) => (open = r)) };
     const names = Array.from({ length: n }, (_, i) => `parked-${i}`);
     const clients = await Promise.all(names.map((w) => v2Client(w, gate)));
+    // Legacy sessions too, opened through HAProxy, so each replica holds some.
+    const sessions = await Promise.all(Array.from({ length: 6 }, (_, i) => openRawLegacySession(lb!.url, `session-${i}`)));
     const calls = clients.map((c, i) => c.callTool({ name: 'trigger-elicitation-request', arguments: {} }).then((r) => ({ ok: true as const, text: textOf(r), who: names[i] }), (err: unknown) => ({ ok: false as const, err: String(err), who: names[i], at: Date.now() })));
     await asked.reached;
     // Every call is parked now (its client holds the input request); pick the replica holding the most.
@@ -188,6 +191,18 @@ function faults(): void {
       expect(f.at - released).toBeLessThan(10_000);
     }
     for (const r of results) if (r.ok) expect(r.text).toContain(`Name: ${r.who}\n`);
+    // A session the dead replica held: 404, so the SDK initializes again; the others go on.
+    for (const [i, s] of sessions.entries()) {
+      const res = await s.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: `session-${i}` } } });
+      if (s.sessionId.startsWith(`${victimTag}.`)) {
+        expect(res.status).toBe(404);
+        expect(await res.json()).toMatchObject({ error: { code: -32001, message: expect.stringContaining('the bridge instance holding it is gone') } });
+      } else {
+        expect(await readMessages(res)).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ content: [{ type: 'text', text: `Echo: session-${i}` }] }) })]);
+        expect(await s.end()).toBe(200);
+      }
+    }
+    expect(sessions.some((s) => s.sessionId.startsWith(`${victimTag}.`))).toBe(true);
     await Promise.all(clients.map((c) => c.close()));
     // Bring the replica back for the next case, same port.
     replicas[victim] = await startReplica(ports[victim], ports, upstream, REPLICA_ARGS);
