@@ -22,6 +22,8 @@ export interface ClusterOptions {
   secret: string;
   /** A peer that does not accept a connection within this long is gone (default 3 s). */
   connectTimeoutMs?: number;
+  /** The replicas' `--call-timeout`: a forwarded request whose answer has not started 5 s past it is given up. */
+  callTimeoutMs: number;
   logger: Logger;
 }
 
@@ -32,6 +34,8 @@ export interface LocalSessions {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
+/** How long past the call deadline a forwarded answer may take to start before the owner counts as gone. */
+const RESPONSE_MARGIN_MS = 5_000;
 
 /**
  * Makes any replica able to serve any request (issue 16). State lives where it
@@ -49,6 +53,7 @@ export class ClusterRouter {
   readonly #forwarded = new WeakSet<IncomingMessage>();
   readonly #agent = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   readonly #connectTimeoutMs: number;
+  readonly #responseTimeoutMs: number;
   #draining = false;
   #forwarding = 0;
 
@@ -58,6 +63,7 @@ export class ClusterRouter {
     this.peers = new PeerSet({ self: opts.self, peers: opts.peers, dns: opts.dns, refreshMs: opts.dnsRefreshMs, keys: this.keys, logger: this.#log });
     this.#states = new RequestStateCodec({ key: this.keys.requestStateKey, ttlMs: 1, instanceId: this.peers.selfTag });
     this.#connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.#responseTimeoutMs = opts.callTimeoutMs + RESPONSE_MARGIN_MS;
   }
 
   /** This replica's name in requestState and session ids. */
@@ -211,7 +217,7 @@ export class ClusterRouter {
     this.#forwarding++;
     res.once('close', () => this.#forwarding--);
     const out = await forwardRequest({
-      req, res, base, mode, keys: this.keys, agent: this.#agent, connectTimeoutMs: this.#connectTimeoutMs, onBroken,
+      req, res, base, mode, keys: this.keys, agent: this.#agent, connectTimeoutMs: this.#connectTimeoutMs, responseTimeoutMs: this.#responseTimeoutMs, onBroken,
       body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
     });
     if (out.relayed) this.#log.debug('cluster.forwarded', { method: req.method, mode, peer: base, ms: Math.round(performance.now() - started) });

@@ -28,6 +28,8 @@ export interface ForwardRequest {
   agent: { http: http.Agent; https: https.Agent };
   /** The replica must accept the connection within this long, or it counts as gone. */
   connectTimeoutMs: number;
+  /** ...and start its answer within this long (the call's own deadline and a margin): a frozen owner is gone too. */
+  responseTimeoutMs: number;
   /** Called when the replica's answer breaks after its headers were relayed: a last word for the client, if any. */
   onBroken?: (res: ServerResponse) => void;
 }
@@ -68,6 +70,7 @@ export function forwardRequest(f: ForwardRequest): Promise<ForwardOutcome> {
     const out = lib.request(target, { method, headers, agent: target.protocol === 'https:' ? f.agent.https : f.agent.http });
     out.setNoDelay(true);
     const connectTimer = setTimeout(() => out.destroy(new Error(`no connection within ${f.connectTimeoutMs} ms`)), f.connectTimeoutMs);
+    const responseTimer = setTimeout(() => out.destroy(new Error(`no answer within ${f.responseTimeoutMs} ms`)), f.responseTimeoutMs);
     out.on('socket', (socket) => {
       if (!socket.connecting) clearTimeout(connectTimer);
       else socket.once('connect', () => clearTimeout(connectTimer));
@@ -79,10 +82,12 @@ export function forwardRequest(f: ForwardRequest): Promise<ForwardOutcome> {
     f.res.once('close', onClientClose);
     out.on('error', (err) => {
       clearTimeout(connectTimer);
+      clearTimeout(responseTimer);
       if (!settled) return settle({ relayed: false, reason: 'unreachable', err });
     });
     out.on('response', (up) => {
       clearTimeout(connectTimer);
+      clearTimeout(responseTimer);
       if (f.mode === 'any' && up.statusCode === 503 && up.headers[DRAINING_HEADER] !== undefined) {
         up.resume();
         f.res.off('close', onClientClose);

@@ -63,7 +63,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
   const upstream = buildUpstream(facts, opts);
-  const cluster = opts.cluster && !opts.stdio ? new ClusterRouter({ ...opts.cluster, logger }) : undefined;
+  const cluster = opts.cluster && !opts.stdio ? new ClusterRouter({ ...opts.cluster, callTimeoutMs: opts.callTimeoutMs, logger }) : undefined;
   await cluster?.start();
   const bridges = handlersFor(upstream, opts, cluster);
   const inflight = new InflightCalls();
