@@ -196,13 +196,14 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
 }
 
 function buildRoutes(opts: HttpFaceOptions, parts: FaceParts): RouteTable {
+  const local = { streamable: (id: string) => parts.streamable.has(id), sse: (id: string) => parts.sse.has(id) };
   const mcpPost: Handler = async (req, res) => {
     const read = await readJsonBody(req, opts.maxBodyBytes, opts.maxJsonDepth);
     if (!read.ok) return writeJsonError(res, read.status, null, read.error, read.status === 413 ? { connection: 'close' } : {});
     const headers = flatHeaders(req);
     const route = classifyPost(read.body, headers, (id) => parts.streamable.has(id));
     if (route.route === 'reject') return writeJsonError(res, route.status, null, route.error);
-    if (opts.cluster?.routePost(req, res, read.body, route.route, { streamable: (id) => parts.streamable.has(id), sse: (id) => parts.sse.has(id) })) return;
+    if (opts.cluster?.routePost(req, res, read.body, route.route, local)) return;
     if (route.route === 'modern') return parts.modern.handle(req, res, read.body, headers);
     return parts.streamable.handlePost(req, res, read.body);
   };

@@ -136,3 +136,33 @@ describe('configFromFlags with --cluster-*', () => {
     expect(daemonLines.join('')).toContain('"event":"y"');
   });
 });
+
+describe('PeerSet', () => {
+  const keys = new ClusterKeys(SECRET);
+  const logger = { child: () => logger, debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } as unknown as import('../../src/log.js').Logger;
+
+  it('a fixed list: every peer by its tag, itself included, the others in turn', async () => {
+    const { PeerSet } = await import('../../src/cluster/peer-set.js');
+    const peers = new PeerSet({ self: 'http://127.0.0.1:9001/', peers: ['http://127.0.0.1:9002', 'http://127.0.0.1:9003/mcp'], keys, logger });
+    expect(await peers.urlOf(keys.tagOf('http://127.0.0.1:9003'))).toBe('http://127.0.0.1:9003');
+    expect(await peers.urlOf(peers.selfTag)).toBe('http://127.0.0.1:9001');
+    expect(await peers.urlOf('000000000000')).toBeUndefined();
+    const [first, second] = [peers.others(), peers.others()];
+    expect(first).toHaveLength(2);
+    expect(second).toEqual([first[1], first[0]]);
+  });
+
+  it('a DNS name: its addresses with the scheme and port of --cluster-self', async () => {
+    const { PeerSet } = await import('../../src/cluster/peer-set.js');
+    // This replica's own address is not what the name resolves to, so the peer found is the name's.
+    const peers = new PeerSet({ self: 'http://127.0.0.2:9001', dns: 'localhost', keys, logger });
+    // Not started yet: a tag nobody holds makes it look the name up there and then.
+    expect(await peers.urlOf(keys.tagOf('http://127.0.0.1:9001'))).toBe('http://127.0.0.1:9001');
+    await peers.start();
+    try {
+      expect(peers.others()).toContain('http://127.0.0.1:9001');
+    } finally {
+      peers.stop();
+    }
+  });
+});
