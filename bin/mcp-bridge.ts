@@ -67,6 +67,9 @@ Examples:
                                                an HTTP server on stdio, for a desktop client
   MCP_BRIDGE_AUTH_TOKEN=$(openssl rand -hex 32) mcp-bridge --listen 0.0.0.0:8808 -- node server.js
                                                serve beyond loopback: clients send Authorization: Bearer <token>
+  MCP_BRIDGE_CLUSTER_SECRET=… MCP_BRIDGE_AUTH_TOKEN=… mcp-bridge --listen 0.0.0.0:8808 --cluster-self http://10.0.0.5:8808 \\
+      --cluster-peers http://10.0.0.5:8808,http://10.0.0.6:8808 -- node server.js
+                                               one replica of several behind a load balancer (README: Scale-out)
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
 
