@@ -4,7 +4,7 @@ import { ClusterKeys } from '../../src/cluster/cluster-keys.js';
 import { DEFAULT_OPTIONS } from '../../src/daemon/options.js';
 import { startBridge, type RunningBridge } from '../../src/daemon/start-bridge.js';
 import { createLogger } from '../../src/log.js';
-import { TEST_CLUSTER_SECRET } from '../helpers/cluster.js';
+import { replicaPorts, startReplica, TEST_CLUSTER_SECRET } from '../helpers/cluster.js';
 import { freePort, modernPost, openRawLegacySession, readMessages, waitUntil } from '../helpers/faults.js';
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
 
@@ -139,4 +139,26 @@ describe('state held by another replica', () => {
     expect(all).not.toContain(TEST_CLUSTER_SECRET);
     expect(all).not.toContain('x-mcp-bridge-cluster');
   });
+});
+
+describe('an owner that stops answering (SIGSTOP: its port still accepts connections)', () => {
+  it('is given up 5 s past --call-timeout: the client gets 404 "gone", not a hang', async () => {
+    const ports = await replicaPorts(2);
+    const upstream = ['--', ...EVERYTHING_STDIO_COMMAND];
+    const [x, y] = await Promise.all(ports.map((p) => startReplica(p, ports, upstream, ['--call-timeout', '1000', '--log-level', 'warn'])));
+    try {
+      const s = await openRawLegacySession(x.url, 'owned-by-x');
+      x.cli.child.kill('SIGSTOP');
+      const started = Date.now();
+      const res = await fetch(`${y.url}/mcp`, { method: 'POST', headers: s.headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+      const waited = Date.now() - started;
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { code: -32001, message: expect.stringContaining('the bridge instance holding it is gone') } });
+      expect(waited).toBeGreaterThanOrEqual(5_500);
+      expect(waited).toBeLessThan(15_000);
+    } finally {
+      x.cli.child.kill('SIGCONT');
+      await Promise.all([x.cli.close(), y.cli.close()]);
+    }
+  }, 60_000);
 });
