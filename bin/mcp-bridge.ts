@@ -78,7 +78,12 @@ const program = new Command('mcp-bridge')
   .option('--metrics-listen <host:port>', 'serve GET /metrics there without auth (loopback unless a host is given) instead of on the main port behind its auth')
   .option('--no-metrics', 'no Prometheus metrics at all')
   .addOption(new Option('--log-format <format>', 'stderr line format (default: pretty on a terminal, json otherwise); env MCP_BRIDGE_LOG_FORMAT').choices(['pretty', 'json']))
-  .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)');
+  .option('--debug-stats', 'serve GET /debug/stats: pool, upstream children, parked calls, listens, sessions (same auth as /mcp)')
+  .option('--cluster-self <url>', 'run as one replica of a cluster: the base URL the other replicas reach this one at')
+  .option('--cluster-peers <url,...>', 'the replicas of the cluster (base URLs, this one may be among them)')
+  .option('--cluster-dns <name>', 'instead of --cluster-peers: a DNS name (headless Service) whose addresses are the replicas, resolved again every 5 s')
+  .option('--cluster-secret <secret>', 'shared by every replica (≥ 32 bytes): authenticates forwarding and derives the requestState key; env MCP_BRIDGE_CLUSTER_SECRET (preferred)')
+  .option('--cluster-handoff <ms>', 'on SIGTERM, how long at least a replica answers /healthz 503 and hands new work to peers before it stops listening (default 5000)');
 oauthOptions(program)
   .addHelpText('after', `
 Examples:
@@ -95,6 +100,9 @@ Examples:
                                                every server of a desktop config at /servers/<name>/mcp (SIGHUP reloads)
   mcp-bridge --stdio --config servers.json --server tickets
                                                one server of the file, for a desktop client
+  MCP_BRIDGE_CLUSTER_SECRET=… MCP_BRIDGE_AUTH_TOKEN=… mcp-bridge --listen 0.0.0.0:8808 --cluster-self http://10.0.0.5:8808 \\
+      --cluster-peers http://10.0.0.5:8808,http://10.0.0.6:8808 -- node server.js
+                                               one replica of several behind a load balancer (README: Scale-out)
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
   mcp-bridge login https://example.com/mcp     authorize with OAuth now (a 401 at any time does it too)

@@ -35,7 +35,7 @@ export interface ModernToLegacyOptions {
   /** How long a parked call waits for its retry. */
   requestStateTtlMs: number;
   /** HMAC key for requestState; random per start when absent. */
-  requestStateKey?: string;
+  requestStateKey?: string | Uint8Array;
   /** Names this instance inside requestState; random per start when absent. */
   instanceId?: string;
   /** Server requests arriving this close together form one round (default 10 ms). */

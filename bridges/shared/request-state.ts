@@ -115,6 +115,21 @@ export class RequestStateCodec {
     return body.e === undefined ? { ok: true, ref: body.r } : { ok: true, ref: body.r, extra: body.e };
   }
 
+  /**
+   * The instance a state names, when its seal verifies under this codec's key
+   * (replicas of a cluster share the key, so each can tell whose state it is);
+   * undefined for anything else, which open() then refuses in its own words.
+   */
+  issuer(state: unknown): string | undefined {
+    if (typeof state !== 'string') return undefined;
+    const parts = state.split('.');
+    if (parts.length !== 3 || parts[0] !== PREFIX) return undefined;
+    const body = decodeBody(parts[1]);
+    const given = Buffer.from(parts[2], 'base64url');
+    const expected = this.#mac(parts[1]);
+    return body && given.length === expected.length && timingSafeEqual(given, expected) ? body.i : undefined;
+  }
+
   #mac(encodedBody: string): Buffer {
     return createHmac('sha256', this.#key).update(`${PREFIX}.${encodedBody}`).digest();
   }

@@ -4,6 +4,7 @@ import { isValidAuthToken } from '../faces/auth.js';
 import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
 import { oauthConfigFrom, type OAuthFlags } from '../links/oauth/oauth-config.js';
 import { createLogger, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
+import { clusterFrom } from './cluster-from-flags.js';
 import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
 
@@ -50,6 +51,12 @@ export interface CliFlags extends OAuthFlags {
   /** False with `--no-metrics`. */
   metrics?: boolean;
   logFormat?: string;
+  clusterSelf?: string;
+  /** Comma-separated base URLs. */
+  clusterPeers?: string;
+  clusterDns?: string;
+  clusterSecret?: string;
+  clusterHandoff?: string;
 }
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
@@ -72,6 +79,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
   }
   const upstream = upstreamFrom(flags, command);
   const stdio = flags.stdio ?? false;
+  const cluster = clusterFrom(flags, env, { stdio, requestStateKey });
   const listen = (flags.listen ?? env.MCP_BRIDGE_LISTEN) ? parseListen((flags.listen ?? env.MCP_BRIDGE_LISTEN)!) : DEFAULT_OPTIONS.listen;
   const authToken = authTokenFrom(flags, env, stdio);
   const allowUnauthenticated = flags.allowUnauthenticated ?? false;
@@ -102,7 +110,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     allowHosts: flags.allowHost ?? [],
     authToken,
     allowUnauthenticated,
-    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret), logFormat),
+    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret, cluster?.secret), logFormat),
     poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
     poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
     sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
@@ -129,6 +137,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     corsOrigins,
     metrics,
     metricsListen: flags.metricsListen === undefined ? undefined : parseListen(flags.metricsListen, '--metrics-listen'),
+    ...(cluster ? { cluster } : {}),
   };
 }
 
@@ -166,8 +175,8 @@ function authTokenFrom(flags: CliFlags, env: NodeJS.ProcessEnv, stdio: boolean):
 }
 
 /** Values no log line may show: upstream header values (and their credential part), a URL password, the token and the key. */
-function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined, clientSecret?: string): string[] {
-  const secrets = [authToken, requestStateKey, clientSecret];
+function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined, clientSecret?: string, clusterSecret?: string): string[] {
+  const secrets = [authToken, requestStateKey, clientSecret, clusterSecret];
   if (upstream.kind === 'url') {
     for (const value of Object.values(upstream.headers)) secrets.push(value, /^\S+\s+(\S.*)$/.exec(value)?.[1]);
     const password = new URL(upstream.url).password;

@@ -84,7 +84,25 @@ export interface BridgeOptions {
   metrics: boolean;
   /** Serve `/metrics` on its own listener, without auth, instead of the main port. */
   metricsListen?: { host: string; port: number };
+  /** Replicas behind one load balancer (issue 16): absent, the bridge stands alone. */
+  cluster?: ClusterConfig;
 }
+
+/** `--cluster-*`: how peers reach this replica, who the peers are, and the shared secret. */
+export interface ClusterConfig {
+  self: string;
+  /** A fixed list of peer base URLs... */
+  peers?: string[];
+  /** ...or a DNS name (a headless Service) resolved again every few seconds. */
+  dns?: string;
+  /** ≥ 32 bytes; authenticates the internal route and derives the requestState key. */
+  secret: string;
+  /** On SIGTERM, how long at least the replica answers /healthz 503 and hands new work on before it stops listening. */
+  handoffMs: number;
+}
+
+/** Default of `--cluster-handoff`: long enough for a load balancer's health checks to take the replica out. */
+export const DEFAULT_CLUSTER_HANDOFF_MS = 5_000;
 
 export const DEFAULT_OPTIONS: Omit<BridgeOptions, 'upstream' | 'logger'> = {
   upstreamEpoch: 'auto',

@@ -1,3 +1,4 @@
+import { ClusterRouter } from '../cluster/cluster-router.js';
 import type { UpstreamFacts } from '../contracts/upstream.js';
 import { HTTP_PROBE_TIMEOUT_MS } from '../epochs/http-observe.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
@@ -45,6 +46,8 @@ export interface BridgeStats {
   listens?: number;
   /** Downstream sessions and modern requests on the HTTP face. */
   face?: Record<string, number>;
+  /** Cluster mode: this replica's tag, whether it is handing off, requests being relayed to peers. */
+  cluster?: { instance: string; draining: boolean; forwarding: number };
 }
 
 /**
@@ -58,8 +61,10 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch, ...probeAuth });
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
+  const cluster = opts.cluster && !opts.stdio ? new ClusterRouter({ ...opts.cluster, callTimeoutMs: opts.callTimeoutMs, logger }) : undefined;
+  await cluster?.start();
   const ops = new BridgeOps({ metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger });
-  const wired = wireUpstream(facts, opts, auth, ops);
+  const wired = wireUpstream(facts, opts, auth, ops, cluster);
   const { modern, legacy } = wired;
 
   let closing: Promise<void> | undefined;
@@ -68,12 +73,14 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const done = new Promise<void>((resolve) => (markDone = resolve));
   const shutdown = async (face: Face, graceMs: number) => {
     const started = Date.now();
+    if (cluster && graceMs > 0) await handOff(cluster, Math.min(opts.cluster!.handoffMs, graceMs), graceMs, hurry.signal, () => ({ parked: { parked: wired.stats().parked ?? 0, listens: wired.listens() }, inflight: wired.stats().inflight }));
     face.drain?.();
     const idle = await wired.drain(graceMs, hurry.signal);
     logger.info('shutdown.drained', { graceMs, waitedMs: Date.now() - started, idle, inflight: wired.stats().inflight });
     await face.close();
     await wired.close();
     await ops.close();
+    cluster?.close();
     logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
@@ -82,11 +89,15 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     return (closing ??= shutdown(face, graceMs));
   };
   let httpFace: HttpFace | undefined;
-  const stats = (): BridgeStats => ({ ...wired.stats(), ...(httpFace ? { face: httpFace.stats() } : {}) });
+  const stats = (): BridgeStats => ({
+    ...wired.stats(),
+    ...(httpFace ? { face: httpFace.stats() } : {}),
+    ...(cluster ? { cluster: { instance: cluster.instanceId, draining: cluster.draining, forwarding: cluster.forwarding } } : {}),
+  });
 
   ops.bind({
     inflight: () => wired.stats().inflight,
-    draining: () => wired.stats().draining,
+    draining: () => wired.stats().draining || cluster?.draining === true,
     downstreamSessions: (): Record<string, number> => {
       const f = httpFace?.stats();
       return f ? { 'streamable-http': f.streamableHttpSessions, 'http+sse': f.sseSessions, ws: f.wsSessions } : {};
@@ -122,8 +133,10 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     sessionIdleMs: opts.sessionIdleMs,
     debugStats: opts.debugStats ? debugStats(stats) : undefined,
     ops: ops.faceOps,
+    cluster,
   });
   httpFace = face;
+  if (cluster) logger.info('cluster', { self: cluster.peers.self, instance: cluster.instanceId });
   const metrics = metricsUrl ?? (opts.metrics ? `${face.url}/metrics` : undefined);
   logger.info('listening', { url: face.url, mcp: `${face.url}/mcp`, sse: `${face.url}/sse`, ws: `${face.url.replace(/^http/, 'ws')}/ws`, readyz: `${face.url}/readyz`, metrics, tracing: ops.tracing !== undefined });
   return { url: face.url, metricsUrl: metrics, facts, done, close: closer(face), stats };
@@ -149,4 +162,25 @@ export function debugStats(stats: () => object): () => Record<string, unknown> {
     const m = process.memoryUsage();
     return { ...stats(), memory: { gc: gc !== undefined, rss: m.rss, heapUsed: m.heapUsed, external: m.external } };
   };
+}
+/** Polling period while a replica hands off; the wait itself is bounded by the grace period. */
+const HANDOFF_POLL_MS = 100;
+
+/**
+ * The first step of a cluster replica's graceful stop: health checks see 503
+ * and new work goes to peers, while this replica keeps serving what it holds
+ * for at least `minMs` (so load balancers see the 503) and until its parked
+ * calls and relays finish or time out (bounded by `graceMs`). Then the
+ * ordinary drain runs.
+ */
+async function handOff(cluster: ClusterRouter, minMs: number, graceMs: number, hurry: AbortSignal, load: () => { parked: { parked: number; listens: number }; inflight: number }): Promise<void> {
+  cluster.drain();
+  const started = Date.now();
+  const until = started + graceMs;
+  const busy = () => {
+    if (Date.now() - started < minMs) return true;
+    const l = load();
+    return l.parked.parked > 0 || l.inflight > l.parked.listens || cluster.forwarding > 0;
+  };
+  while (busy() && Date.now() < until && !hurry.aborted) await new Promise((r) => setTimeout(r, HANDOFF_POLL_MS));
 }

@@ -9,6 +9,7 @@ import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
 import type { UpstreamAuth } from '../contracts/upstream.js';
 import type { BridgeOps } from '../ops/bridge-ops.js';
+import type { ClusterRouter } from '../cluster/cluster-router.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
 import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
@@ -48,11 +49,12 @@ export interface WiredUpstream {
  */
 /** `auth`: the bridge's OAuth toward this upstream, when it has one (issue 12). */
 /** `ops`: metrics and traces around the handlers and the link (issue 13), when the daemon has them. */
-export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth, ops?: BridgeOps): WiredUpstream {
+/** `cluster`: this replica's router, whose secret seals requestState and whose tag names the instance (issue 16). */
+export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth, ops?: BridgeOps, cluster?: ClusterRouter): WiredUpstream {
   const upstream = buildUpstream(facts, opts, auth);
   ops?.observeLink(upstream.link);
   const listenBudget = new ListenBudget(opts.maxListens);
-  const bridges = handlersFor(upstream, opts, listenBudget);
+  const bridges = handlersFor(upstream, opts, listenBudget, cluster);
   const filter = ToolFilter.from(opts.allowTools, opts.denyTools);
   const inflight = new InflightCalls();
   const filtered = { modern: filter ? filter.wrapModern(bridges.modern) : bridges.modern, legacy: filter ? filter.wrapLegacy(bridges.legacy) : bridges.legacy };
@@ -91,7 +93,7 @@ function childPids(upstream: Upstream): number[] {
 }
 
 /** One handler per client epoch, chosen by the upstream's epoch (DESIGN: bridges/<client>-to-<server>). */
-function handlersFor(upstream: Upstream, opts: BridgeOptions, listenBudget: ListenBudget): { modern: ModernHandler; legacy: LegacyHandler } {
+function handlersFor(upstream: Upstream, opts: BridgeOptions, listenBudget: ListenBudget, cluster: ClusterRouter | undefined): { modern: ModernHandler; legacy: LegacyHandler } {
   const logger = opts.logger.child({ side: 'bridge' });
   // One `--max-listens` budget for every listen the bridges in front of this upstream hold.
   const common = { logger, callTimeoutMs: opts.callTimeoutMs, listenBudget };
@@ -114,7 +116,9 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions, listenBudget: List
       pool: upstream.pool,
       facts: upstream.facts,
       requestStateTtlMs: opts.requestStateTtlMs,
-      requestStateKey: opts.requestStateKey,
+      // Every replica seals with the key the cluster secret derives and names itself by its tag.
+      requestStateKey: cluster?.requestStateKey ?? opts.requestStateKey,
+      instanceId: cluster?.instanceId,
       maxParkedCalls: opts.maxParkedCalls,
     }),
     legacy: new LegacyToLegacyBridge({

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import type { Logger } from '../log.js';
+import type { ClusterRouter, LocalSessions } from '../cluster/cluster-router.js';
 import type { BridgeMetrics } from '../ops/bridge-metrics.js';
 import { attachTraceHeaders } from '../ops/tracing.js';
 import { classifyPost } from './classify-post.js';
@@ -32,6 +33,8 @@ export interface FaceUnitShared {
   gate: (req: IncomingMessage) => Refusal | undefined;
   /** Counts refused requests by reason (issue 13), when metrics are on. */
   metrics?: BridgeMetrics;
+  /** A cluster replica (issue 16): session ids name their owner, and state held elsewhere is forwarded to it. */
+  cluster?: ClusterRouter;
 }
 
 /** The bridge handlers one unit serves. */
@@ -76,6 +79,7 @@ export class FaceUnit {
       maxMessageBytes: shared.maxBodyBytes,
       maxJsonDepth: shared.maxJsonDepth,
       gate: shared.gate,
+      mintSessionId: shared.cluster ? () => shared.cluster!.mintSessionId() : undefined,
     };
     const metrics = shared.metrics;
     this.modern = new ModernPost({ modern: handlers.modern, logger, heartbeatMs: shared.heartbeatMs, onReject: metrics && (() => metrics.refused('validation')) });
@@ -90,6 +94,16 @@ export class FaceUnit {
    * unit is reached under, for the `endpoint` event of an http+sse stream.
    */
   handlerFor(method: string, sub: string, base: string): Handler | undefined {
+    const handler = this.localHandlerFor(method, sub, base);
+    const cluster = this.shared.cluster;
+    if (!handler || !cluster) return handler;
+    // A session another replica holds is forwarded to it before this unit looks for it (its URL is kept).
+    return (req, res) => (cluster.route(req, res, sub, this.local) ? undefined : handler(req, res));
+  }
+
+  private readonly local: LocalSessions = { streamable: (id) => this.streamable.has(id), sse: (id) => this.sse.has(id) };
+
+  private localHandlerFor(method: string, sub: string, base: string): Handler | undefined {
     if (sub === '/mcp') {
       if (method === 'POST') return this.mcpPost;
       // GET and DELETE are 2025 session operations; a modern client never sends them (digest §2.4).
@@ -130,6 +144,7 @@ export class FaceUnit {
       this.shared.metrics?.refused('validation');
       return writeJsonError(res, route.status, null, route.error);
     }
+    if (this.shared.cluster?.routePost(req, res, read.body, route.route, this.local)) return;
     if (route.route === 'modern') return this.modern.handle(req, res, read.body, headers);
     // A session's handler sees messages, not this POST: its trace headers travel on the messages (tracing on only).
     attachTraceHeaders(read.body, req.headers);

@@ -5,6 +5,7 @@ import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse } from '../jsonrpc/messages.js';
+import type { ClusterRouter } from '../cluster/cluster-router.js';
 import type { Logger } from '../log.js';
 import type { BridgeMetrics } from '../ops/bridge-metrics.js';
 import { addCorsHeaders, answerPreflight, isPreflight } from '../ops/cors.js';
@@ -46,6 +47,8 @@ export interface HttpFaceOptions {
   debugStats?: () => Record<string, unknown>;
   /** Operations: metrics, readiness and CORS (src/ops/); each part is off when absent. */
   ops?: HttpFaceOps;
+  /** Cluster mode (issue 16): requests for state another replica holds are forwarded to it. */
+  cluster?: ClusterRouter;
 }
 
 /** What the HTTP face serves for operators and browsers. */
@@ -205,6 +208,7 @@ function faceParts(opts: HttpFaceOptions, gate: RequestGate, logger: Logger): Fa
     sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS, metrics && (() => metrics.refused('limits'))),
     gate: (req) => counted(metrics, gate.check(req.headers)),
     metrics,
+    cluster: opts.cluster,
   };
   let servers = opts.servers;
   if (!servers) {
@@ -214,6 +218,9 @@ function faceParts(opts: HttpFaceOptions, gate: RequestGate, logger: Logger): Fa
   }
   return { servers, shared, draining: false };
 }
+
+/** At the face's own level no session is local: the units route their own paths (face-unit.ts). */
+const NO_LOCAL_SESSIONS = { streamable: () => true, sse: () => true };
 
 /** Routes keyed by path, then by method; HEAD is served by the GET handler (as express did). */
 type RouteTable = Record<string, Partial<Record<string, Handler>>>;
@@ -230,7 +237,12 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
   const routes = buildRoutes(opts, parts);
   const metrics = opts.ops?.metrics;
   const cors = opts.ops?.cors === true;
+  const cluster = opts.cluster;
   return (req, res) => {
+    // The cluster's internal route: proof checked and the original URL restored before anything else.
+    const unwrapped = cluster?.unwrap(req, res);
+    if (unwrapped === 'answered') return;
+    if (unwrapped === 'refused') return writeJsonError(res, 404, null, NOT_FOUND);
     const path = routePath(req.url);
     // CORS (--cors-origin): an origin the Origin check allows gets its headers on every answer, refusals
     // included (a page must read a 401's WWW-Authenticate); a preflight carries no credentials, so it is
@@ -252,6 +264,8 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
     // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too
     // (/readyz with its reason); requests in flight were admitted before.
     if (parts.draining && path !== '/readyz') return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
+    // A cluster replica that is handing off answers /healthz 503 itself (the units forward session traffic).
+    if (cluster?.route(req, res, path, NO_LOCAL_SESSIONS)) return;
     const byMethod = routes[path];
     const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'] ?? parts.servers.handlerFor(req);
     if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);

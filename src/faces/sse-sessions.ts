@@ -29,6 +29,10 @@ export class SseSessions {
     return this.sessions.size;
   }
 
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
   /**
    * GET /sse: opens a session whose first event is `endpoint` (SDK v1 convention: `?sessionId=`);
    * `messagesPath` overrides the constructor's for a face mounted under a prefix (`/servers/<name>`).
@@ -37,7 +41,7 @@ export class SseSessions {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
     const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
     if (!release) return legacyHttpError(res, 503, RpcCode.ServerError, this.opts.sessions!.refusal(), { 'retry-after': '1' });
-    const id = randomBytes(32).toString('hex');
+    const id = this.opts.mintSessionId?.() ?? randomBytes(32).toString('hex');
     const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.opts.logger });
     const driver = new LegacySessionDriver({
       handler: this.opts.handler,

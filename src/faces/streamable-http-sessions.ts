@@ -32,6 +32,8 @@ export interface LegacyFaceOptions {
   maxJsonDepth?: number;
   /** Host / Origin / token checks for requests that bypass the app (WebSocket upgrades). */
   gate?: (req: IncomingMessage) => Refusal | undefined;
+  /** New session ids (a cluster names the owning replica in them); 256 random bits in hex when absent. */
+  mintSessionId?: () => string;
 }
 
 interface HttpSession {
@@ -165,7 +167,7 @@ export class StreamableHttpSessions {
       res.end(stringifyJsonRpc(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() })));
       return;
     }
-    const s = this.createSession(randomBytes(32).toString('hex'));
+    const s = this.createSession(this.opts.mintSessionId?.() ?? randomBytes(32).toString('hex'));
     s.driver.onClose(release);
     const answer = await s.driver.receive(body);
     if (!s.driver.initialized || this.closing) {

@@ -47,6 +47,11 @@ export function withInboundText<T>(body: T, text: string): T {
   return body;
 }
 
+/** The client's bytes of a parsed body, whatever it holds (a body forwarded to another replica as it came). */
+export function inboundText(body: object): string | undefined {
+  return inbound.get(body);
+}
+
 /**
  * The client's bytes for `request`, when they hold nothing but the four request
  * members: what the upstream would get from serializing it, as the client wrote it.
