@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { UpstreamInit } from '../../src/contracts/upstream.js';
 import { BridgeError, RpcError } from '../../src/errors.js';
 import { LegacyStdioLink } from '../../src/links/legacy-stdio-link.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 
 /**
  * A small legacy stdio server, run as a real child, whose tools/call names pick
@@ -150,17 +150,24 @@ describe('LegacyStdioLink crash handling', () => {
   });
 
   it('delays the next spawn once children keep dying right after start', async () => {
-    const link = scriptedLink({}, 'process.exit(1)');
+    const logged: Array<Record<string, unknown>> = [];
+    const logger = createLogger('warn', {}, (line) => void logged.push(JSON.parse(line) as Record<string, unknown>));
+    const link = new LegacyStdioLink({ command: process.execPath, args: ['-e', 'process.exit(1)'], logger, shutdownGraceMs: 500 });
+    links.push(link);
     const durations: number[] = [];
+    const delays: unknown[] = [];
     for (let i = 0; i < 4; i++) {
-      const t0 = Date.now();
+      const before = logged.length;
+      const t0 = performance.now();
       const err = await link.openSession(INIT).catch((e: unknown) => e);
-      durations.push(Date.now() - t0);
+      durations.push(performance.now() - t0);
+      delays.push(logged.slice(before).find((r) => r.event === 'stdio.backoff')?.delayMs ?? 0);
       expect(err).toMatchObject({ code: 'BRIDGE_ERR_UPSTREAM_CLOSED', message: expect.stringMatching(/exited with code 1/) });
     }
-    // Quick exits 0 and 1 respawn at once; then 250 ms, then 500 ms of backoff.
-    expect(durations[2] - durations[0]).toBeGreaterThanOrEqual(200);
-    expect(durations[3] - durations[0]).toBeGreaterThanOrEqual(450);
+    // Quick exits 0 and 1 respawn at once; then 250 ms, then 500 ms of backoff, each waited before the spawn.
+    expect(delays).toEqual([0, 0, 250, 500]);
+    expect(durations[2]).toBeGreaterThanOrEqual(245);
+    expect(durations[3]).toBeGreaterThanOrEqual(495);
   });
 
   it('times each call out at its own deadline, whatever the order they were sent in, and tells the server each time', async () => {
