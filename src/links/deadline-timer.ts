@@ -49,6 +49,8 @@ export class DeadlineTimer<T extends Deadlined> {
       if (item.deadline <= now) due.push(item);
       else if (item.deadline < (next?.deadline ?? Infinity)) next = item;
     }
+    // A timer that fired late (a busy event loop) may find several due: expire them earliest first.
+    due.sort((a, b) => a.deadline - b.deadline);
     for (const item of due) this.expire(item);
     if (next) this.watch(next);
   };

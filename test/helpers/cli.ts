@@ -44,9 +44,11 @@ export interface RunningCli {
   close(): Promise<void>;
 }
 
-/** Starts `mcp-bridge --listen 127.0.0.1:0 …` (with `env`, default this process's) and resolves once it serves, with its URL. */
+/** Starts `mcp-bridge --listen 127.0.0.1:0 …` (unless `args` names its own --listen; with `env`, default this process's) and resolves once it serves, with its URL. */
 export function startCli(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
-  const child = spawn(process.execPath, [CLI_ENTRY, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const own = args.indexOf('--') === -1 ? args : args.slice(0, args.indexOf('--'));
+  const listen = own.includes('--listen') ? [] : ['--listen', '127.0.0.1:0'];
+  const child = spawn(process.execPath, [CLI_ENTRY, ...listen, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -13,7 +13,8 @@ export class FaultProxy {
   /** Requests whose answers were cut so far. */
   dropped = 0;
   private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
+  /** Connections from the client (the bridge), each with its socket to the server. */
+  private readonly pairs = new Map<net.Socket, net.Socket>();
   private dropsLeft = 0;
   private dropOnly: string | undefined;
 
@@ -44,13 +45,27 @@ export class FaultProxy {
     this.server = server;
   }
 
-  /** Stops listening and cuts every open connection: the server is "down". */
+  /**
+   * Stops listening and closes every open connection: the server is "down".
+   * Like a server that shuts down, it sends FIN and resolves once the client has
+   * closed its side too, so the client no longer holds an idle keep-alive socket
+   * it could reuse (a stale one would fail as ECONNRESET, not as refused).
+   */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Refuse new connections at once; server.close() calls back when the open ones have closed.
+    const stopped = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    const closed = [...this.pairs.keys()].map(
+      (client) =>
+        new Promise<void>((resolve) => {
+          client.once('close', () => resolve());
+          client.end();
+          // A client that never answers the FIN is cut after a while.
+          setTimeout(() => client.destroy(), 5_000).unref();
+        }),
+    );
+    await Promise.all([...closed, stopped]);
   }
 
   dropResponses(n: number, only?: string): void {
@@ -60,21 +75,23 @@ export class FaultProxy {
 
   private pipe(client: net.Socket): void {
     const upstream = net.connect(this.targetPort, '127.0.0.1');
-    this.sockets.add(client);
-    this.sockets.add(upstream);
+    this.pairs.set(client, upstream);
     let awaitingAnswer = false;
-    let matches = false;
+    let request = '';
     const cut = () => {
       client.destroy();
       upstream.destroy();
     };
     client.on('data', (chunk: Buffer) => {
-      if (!awaitingAnswer) matches = false;
+      if (!awaitingAnswer) request = '';
       awaitingAnswer = true;
-      matches ||= this.dropOnly === undefined || chunk.includes(this.dropOnly);
+      request += chunk.toString('latin1');
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
+      // Matched when the answer starts, against the filter armed now: a request sent before dropResponses()
+      // (a listen whose first bytes come late) is judged by what it asked, not by the filter of its day.
+      const matches = this.dropOnly === undefined || request.includes(this.dropOnly);
       if (awaitingAnswer && matches && this.dropsLeft > 0) {
         this.dropsLeft--;
         this.dropped++;
@@ -86,7 +103,7 @@ export class FaultProxy {
     for (const s of [client, upstream]) {
       s.on('error', cut);
       s.on('close', () => {
-        this.sockets.delete(s);
+        this.pairs.delete(client);
         cut();
       });
     }

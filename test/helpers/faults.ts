@@ -41,7 +41,7 @@ export interface SpawnedBridge {
 }
 
 /** Starts `node [nodeArgs] mcp-bridge --listen 127.0.0.1:0 …args` and resolves once it serves. */
-export function spawnBridge(args: string[], opts: { nodeArgs?: string[]; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<SpawnedBridge> {
+export function spawnBridge(args: string[], opts: { nodeArgs?: string[]; env?: Record<string, string>; timeoutMs?: number; onStderr?: (all: string) => void } = {}): Promise<SpawnedBridge> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI_ENTRY, '--listen', '127.0.0.1:0', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -57,6 +57,7 @@ export function spawnBridge(args: string[], opts: { nodeArgs?: string[]; env?: R
     child.stderr!.setEncoding('utf8').on('data', (c: string) => {
       const before = stderr;
       stderr += c;
+      opts.onStderr?.(stderr);
       const m = /serving \S+ upstream at (http:\/\/[\d.]+:\d+)\/mcp/.exec(stderr);
       if (m && !/serving \S+ upstream at/.test(before)) {
         clearTimeout(timer);

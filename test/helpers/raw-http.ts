@@ -174,7 +174,7 @@ export function rawWs(port: number, opts: { headers?: Record<string, string | nu
   const head = [`GET ${opts.path ?? '/ws'} HTTP/1.1`, ...Object.entries(headers).filter(([, v]) => v !== null).map(([k, v]) => `${k}: ${v}`)].join('\r\n') + '\r\n\r\n';
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
-    let buf = Buffer.alloc(0);
+    let buf: Buffer = Buffer.alloc(0); // Buffer<ArrayBufferLike>: subarray() results are assigned back
     let status = 0;
     let body = '';
     const messages: string[] = [];

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
 import { connectV1, rawSession, textOf, v1FeatureTests, type V1Connected } from '../helpers/v1-modern-client.js';
-import { rawPost, sleep, until } from './accept-helpers.js';
+import { rawPost, until } from './accept-helpers.js';
 
 // The SDK v1 WebSocket transport uses the global WebSocket, which Node 20 only has behind a flag.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WsWebSocket;
@@ -67,16 +67,21 @@ for (const { upstream, clients } of plan) {
   });
 }
 
-describe('issue 4 through the built CLI: sessions (--session-idle 600, --input-timeout 500)', () => {
+describe('issue 4 through the built CLI: sessions (--input-timeout 500; --session-idle 600 on a bridge of its own)', () => {
   let server: RunningModernServer;
   let cli: RunningCli;
+  /** Sessions idle out after 600 ms here, so only the expiry test uses it: a slow machine's pause between two requests must not end another test's session. */
+  let idleCli: RunningCli;
 
   beforeAll(async () => {
     server = await startModernHttpServer();
-    cli = await startCli(['--log-level', 'warn', '--session-idle', '600', '--input-timeout', '500', '--upstream', server.url]);
+    [cli, idleCli] = await Promise.all([
+      startCli(['--log-level', 'warn', '--input-timeout', '500', '--upstream', server.url]),
+      startCli(['--log-level', 'debug', '--session-idle', '600', '--upstream', server.url]),
+    ]);
   });
   afterAll(async () => {
-    await cli?.close();
+    await Promise.all([cli?.close(), idleCli?.close()]);
     await server?.close();
   });
 
@@ -91,9 +96,11 @@ describe('issue 4 through the built CLI: sessions (--session-idle 600, --input-t
   });
 
   it('an idle session expires: the next request on it gets 404', async () => {
-    const sid = await rawSession(cli.url, '2025-06-18');
-    await sleep(1_300);
-    const after = await rawPost(cli.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const sid = await rawSession(idleCli.url, '2025-06-18');
+    // The face closes the session once idle for --session-idle; its debug log says so.
+    const closedIdle = () => idleCli.stderr().split('\n').some((l) => l.includes('"legacy.session.close"') && l.includes(sid) && l.includes('"reason":"idle"'));
+    await until(closedIdle, 20_000);
+    const after = await rawPost(idleCli.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
     expect(after.status).toBe(404);
   });
 

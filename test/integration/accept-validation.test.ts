@@ -1,18 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
-import { envelope, modernHeaders, postModern, rawEverythingLines, rawPost, sleep, StdioLines, stdinTee, textOf, until, V, type Obj, type RawReply, type Recorder } from './accept-helpers.js';
+import { envelope, modernHeaders, postModern, rawEverythingLines, rawPost, StdioLines, stdinTee, textOf, until, V, type Obj, type RawReply, type Recorder } from './accept-helpers.js';
 
 /**
  * Acceptance of issue 3's second Tests bullet through the built CLI, in raw
  * HTTP: every validation error with its status and code, tampered, foreign
  * and expired `requestState`, missing input keys, concurrent calls on one pool,
  * and a parked call reaching its TTL. Bridge A fronts server-everything (stdio,
- * its stdin recorded) with a short `--request-state-ttl` and `--pool-max 3`;
+ * its stdin recorded) with `--pool-max 3` and the default TTL, so no retry of a
+ * slow machine expires; bridge T has a short `--request-state-ttl` and
+ * `--pool-max 1`, and its tests wait for the expiry itself (the cancel reaching
+ * the server);
  * bridge B fronts a scripted legacy server whose tool declares `x-mcp-header`.
  */
 
-const TTL_MS = 1_500;
+/** Long enough for a queued call to reach the pool before the parked call ahead of it expires, on a loaded machine. */
+const TTL_MS = 3_000;
 const ELICIT = { elicitation: {} };
 
 /** A 2025-11-25 stdio server: a tool with `x-mcp-header` properties, and resources it never has (-32002). */
@@ -66,20 +70,26 @@ const accept = (name: string) => ({ action: 'accept', content: { name, check: tr
 describe('issue 3 validation through the built CLI (raw HTTP)', () => {
   let a: RunningCli;
   let b: RunningCli;
+  let t: RunningCli;
+  let upstreamT: Recorder;
   let upstreamA: Recorder;
 
   beforeAll(async () => {
     const tee = stdinTee(EVERYTHING_STDIO_COMMAND);
+    const shortTtl = stdinTee(EVERYTHING_STDIO_COMMAND);
     upstreamA = tee.recorder;
-    [a, b] = await Promise.all([
-      startCli(['--log-level', 'warn', '--request-state-ttl', String(TTL_MS), '--pool-max', '3', '--', ...tee.command]),
+    upstreamT = shortTtl.recorder;
+    [a, b, t] = await Promise.all([
+      startCli(['--log-level', 'warn', '--pool-max', '3', '--', ...tee.command]),
       startCli(['--log-level', 'warn', '--', process.execPath, '-e', SCRIPTED_LEGACY]),
+      startCli(['--log-level', 'warn', '--request-state-ttl', String(TTL_MS), '--pool-max', '1', '--', ...shortTtl.command]),
     ]);
   });
 
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
+    await Promise.all([a?.close(), b?.close(), t?.close()]);
     await upstreamA?.close();
+    await upstreamT?.close();
   });
 
   const request = (method: string, params: Obj = {}) => ({ jsonrpc: '2.0', id: 'ladder', method, params: { ...params, _meta: envelope({}) } });
@@ -226,27 +236,37 @@ describe('issue 3 validation through the built CLI (raw HTTP)', () => {
     expect(textOf(resultOf(doneB))).toContain('Name: Beta Pictoris');
   });
 
+  const parkedCalls = () => upstreamT.received().filter((m) => m.method === 'tools/call' && (m.params as Obj).name === 'trigger-elicitation-request');
+  const cancelledUpstream = () => upstreamT.received().filter((m) => m.method === 'notifications/cancelled').map((m) => (m.params as Obj).requestId);
+
   it('a retry after the TTL → -32602 saying expired', async () => {
-    const parked = await parkElicitation(a.url);
-    await sleep(TTL_MS + 400);
-    const err = errorOf(await retry(a.url, parked, { [parked.key]: accept('Too Late') }));
+    const before = parkedCalls().length;
+    const cancelsBefore = cancelledUpstream().length;
+    const parked = await parkElicitation(t.url);
+    const upstreamId = parkedCalls()[before]!.id;
+    // The TTL has passed once the bridge has cancelled the parked call upstream.
+    await until(() => cancelledUpstream().slice(cancelsBefore).includes(upstreamId), TTL_MS + 20_000);
+    const err = errorOf(await retry(t.url, parked, { [parked.key]: accept('Too Late') }));
     expect(err).toMatchObject({ code: -32602, data: { requestState: 'expired' } });
     expect(err.message).toMatch(/expired/);
   });
 
-  it('parked calls reaching their TTL are cancelled upstream and free their sessions for queued calls', async () => {
-    const toolCalls = () => upstreamA.received().filter((m) => m.method === 'tools/call' && (m.params as Obj).name === 'trigger-elicitation-request');
-    const before = toolCalls().length;
-    // Every pooled session held by a parked call: the next call can only run once the TTL frees one.
-    await Promise.all([parkElicitation(a.url), parkElicitation(a.url), parkElicitation(a.url)]);
-    const parkedIds = toolCalls().slice(before).map((m) => m.id);
-    expect(parkedIds).toHaveLength(3);
-    const started = Date.now();
-    const echo = await postModern(a.url, id(), 'tools/call', { name: 'echo', arguments: { message: 'after the ttl' } });
+  it('a parked call reaching its TTL is cancelled upstream and frees its session for a queued call', async () => {
+    const before = parkedCalls().length;
+    const cancelsBefore = cancelledUpstream().length;
+    const logStart = upstreamT.received().length;
+    // The pool's one session held by a parked call: the next call can only run once the TTL frees it.
+    await parkElicitation(t.url);
+    const parkedId = parkedCalls()[before]!.id;
+    expect(cancelledUpstream().length).toBe(cancelsBefore); // still parked when the echo is sent
+    const echo = await postModern(t.url, id(), 'tools/call', { name: 'echo', arguments: { message: 'after the ttl' } });
     expect(textOf(resultOf(echo))).toBe('Echo: after the ttl');
-    expect(Date.now() - started).toBeGreaterThan(TTL_MS / 2);
-    const cancelled = () => upstreamA.received().filter((m) => m.method === 'notifications/cancelled').map((m) => (m.params as Obj).requestId);
-    await until(() => parkedIds.every((pid) => cancelled().includes(pid)), 3_000);
+    // The echo reached the server only after the parked call had been cancelled there (one child, one log, in order).
+    const log = upstreamT.received();
+    const cancelAt = log.findIndex((m, i) => i >= logStart && m.method === 'notifications/cancelled' && (m.params as Obj).requestId === parkedId);
+    const echoAt = log.findIndex((m, i) => i >= logStart && m.method === 'tools/call' && ((m.params as Obj).arguments as Obj | undefined)?.message === 'after the ttl');
+    expect(cancelAt).toBeGreaterThanOrEqual(0);
+    expect(echoAt).toBeGreaterThan(cancelAt);
   });
 });
 

@@ -4,7 +4,7 @@ import { LegacyToLegacyBridge } from '../../bridges/legacy-to-legacy/index.js';
 import type { LegacyChannel, LegacyRequestContext, LegacySessionHandler, LegacySessionInfo } from '../../src/contracts/downstream.js';
 import { LegacyStdioLink } from '../../src/links/legacy-stdio-link.js';
 import { SessionPool } from '../../src/links/session-pool.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
 
 const VERSION = '2025-06-18';
@@ -93,17 +93,19 @@ async function waitFor(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('legacy-to-legacy over a pool of server-everything stdio children', () => {
   let link: LegacyStdioLink;
   let pool: SessionPool;
   let bridge: LegacyToLegacyBridge;
+  /** The bridge's log records (debug and up), for what it decided without telling a client. */
+  let logged: Array<Record<string, unknown>>;
 
   beforeEach(() => {
+    logged = [];
     link = new LegacyStdioLink({ command: EVERYTHING_STDIO_COMMAND[0], args: EVERYTHING_STDIO_COMMAND.slice(1), logger: silentLogger, callTimeoutMs: 10_000 });
     pool = new SessionPool(link, { max: 1, idleMs: 60_000, logger: silentLogger });
-    bridge = new LegacyToLegacyBridge({ upstream: { kind: 'pooled', pool }, logger: silentLogger, callTimeoutMs: 10_000 });
+    const logger = createLogger('debug', {}, (line) => void logged.push(JSON.parse(line) as Record<string, unknown>));
+    bridge = new LegacyToLegacyBridge({ upstream: { kind: 'pooled', pool }, logger, callTimeoutMs: 10_000 });
   });
 
   afterEach(async () => {
@@ -244,7 +246,10 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
     const a = new RecordingClient('a', { roots: {} }, answer);
     const b = new RecordingClient('b', { roots: {} }, answer);
     await Promise.all([a.open(bridge), b.open(bridge)]);
-    await sleep(900);
+    // server-everything asks for roots 350 ms after initialized, outside any call: two clients on the key,
+    // so the bridge cannot tell whose it is, answers the server with an error, and asks neither.
+    await waitFor(() => logged.some((r) => r.event === 'l2l.unsolicited_request_refused'));
+    expect(logged.filter((r) => r.event === 'l2l.unsolicited_request_refused')).toEqual([expect.objectContaining({ method: 'roots/list', candidates: 2 })]);
     expect([...a.requests, ...b.requests]).toEqual([]);
   });
 });

@@ -59,9 +59,11 @@ describe('mcp-bridge CLI', () => {
   });
 
   it('with no upstream it wraps the bundled reference server on loopback HTTP', async () => {
-    const cli = await startCli([]);
+    // A port but no host: the host is the CLI's own default (port 0 only so parallel runs never collide).
+    const cli = await startCli(['--listen', '0']);
     running.push(cli);
     expect(new URL(cli.url).hostname).toBe('127.0.0.1');
+    expect(cli.stderr()).toMatch(/"event":"listening","url":"http:\/\/127\.0\.0\.1:\d+"/);
     const client = new Client({ name: 'cli-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${cli.url}/mcp`)));
     try {

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CreateMessageRequest, ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger, type Logger } from '../../src/log.js';
 
 /**
@@ -172,10 +173,10 @@ export function recordingLogger(level: 'debug' | 'info' | 'warn' = 'info'): { lo
 }
 
 /** A CreateMessage request a legacy tool sends (sampling, digest §1.7 table). */
-export const SAMPLING = { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } } as const;
+export const SAMPLING: CreateMessageRequest = { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } };
 
 /** A form elicitation a legacy tool sends. */
-export const ELICIT_NAME = {
+export const ELICIT_NAME: ElicitRequest = {
   method: 'elicitation/create',
   params: { message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
-} as const;
+};

@@ -22,6 +22,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** What the test handler saw, so tests can assert on cancellation and headers. */
 const seen = { aborted: [] as unknown[], headers: [] as Array<Record<string, string | undefined>> };
+/** `slow` calls in the handler, by id: each runs until its signal aborts or the test lets it go. */
+const held = new Map<unknown, () => void>();
 
 const TOOLS = [
   { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
@@ -41,8 +43,13 @@ const toolImpl: Record<string, (req: JSONRPCRequest, args: Args, ctx: ModernRequ
     }
     return { content: [{ type: 'text', text: 'streamed' }] };
   },
-  slow: async (req, a, ctx) => {
-    await sleep(Number(a.ms ?? 10_000), ctx.signal);
+  slow: async (req, _a, ctx) => {
+    await new Promise<void>((resolve) => {
+      held.set(req.id, resolve);
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      if (ctx.signal.aborted) resolve();
+    });
+    held.delete(req.id);
     if (ctx.signal.aborted) seen.aborted.push(req.id);
     return { content: [{ type: 'text', text: 'late' }] };
   },
@@ -259,7 +266,7 @@ describe('HTTP face: the modern ladder over the wire', () => {
   it('closing the connection aborts the handler signal', async () => {
     const ac = new AbortController();
     const pending = post(call('drop-1', 'slow'), modernHeaders('tools/call', { 'mcp-name': 'slow' }), ac.signal).catch(() => undefined);
-    await sleep(100);
+    await until(() => held.has('drop-1'));
     ac.abort();
     await pending;
     await until(() => seen.aborted.includes('drop-1'));
@@ -268,10 +275,13 @@ describe('HTTP face: the modern ladder over the wire', () => {
 
   it('a posted notifications/cancelled cancels nothing: on HTTP only closing the stream cancels', async () => {
     // Several clients on one address may use the same id; honouring the id could cancel another client's call.
-    const pending = post(call('cancel-1', 'slow', { ms: 400 }), modernHeaders('tools/call', { 'mcp-name': 'slow' }));
-    await sleep(100);
+    const pending = post(call('cancel-1', 'slow'), modernHeaders('tools/call', { 'mcp-name': 'slow' }));
+    await until(() => held.has('cancel-1'));
     const res = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'cancel-1' } }, modernHeaders('notifications/cancelled'));
     expect(res.status).toBe(202);
+    // The call is still running once the notification has been answered; now it may finish.
+    expect(held.has('cancel-1')).toBe(true);
+    held.get('cancel-1')!();
     const reply = await pending;
     const body = reply.headers.get('content-type')?.includes('json') ? await reply.json() : sseMessages(await reply.text())[0];
     expect(body).toMatchObject({ id: 'cancel-1', result: {} });

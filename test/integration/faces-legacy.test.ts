@@ -33,7 +33,8 @@ type Tool = (args: Record<string, unknown>, ctx: LegacyRequestContext, req: JSON
 
 function createTestHandler() {
   const opened: OpenedSession[] = [];
-  const slowCalls: Array<{ aborted: boolean }> = [];
+  /** Each `slow` call: it runs until the test releases it, then records whether its signal was aborted. */
+  const slowCalls: Array<{ aborted: boolean | undefined; release: () => void }> = [];
   const progress = (req: JSONRPCRequest, ctx: LegacyRequestContext, n: number) => {
     const token = (req.params as { _meta?: { progressToken?: unknown } })._meta?.progressToken ?? 'none';
     ctx.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: n, total: 2 } } as JSONRPCNotification);
@@ -59,10 +60,10 @@ function createTestHandler() {
       return s.channel.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' } as JSONRPCNotification) ? 'delivered' : 'undelivered';
     },
     slow: async (_args, ctx, req) => {
-      const record = { aborted: false };
-      slowCalls.push(record);
+      const released = new Promise<void>((resolve) => slowCalls.push({ aborted: undefined, release: resolve }));
+      const record = slowCalls[slowCalls.length - 1];
       progress(req, ctx, 1);
-      await new Promise((r) => setTimeout(r, 200));
+      await released;
       record.aborted = ctx.signal.aborted;
       return 'slow done';
     },
@@ -104,6 +105,8 @@ function createTestHandler() {
 
 interface Face {
   url: string;
+  /** Ids of the POST /mcp requests whose response closed (finished, or the client went away). */
+  closedPosts: unknown[];
   streamable: StreamableHttpSessions;
   sse: SseSessions;
   ws: WsSessions;
@@ -122,9 +125,14 @@ async function startFace(overrides: Partial<LegacyFaceOptions> = {}): Promise<Fa
     for await (const c of req) chunks.push(c as Buffer);
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   };
+  const closedPosts: unknown[] = [];
   const server = http.createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path === '/mcp' && req.method === 'POST') return streamable.handlePost(req, res, await readJson(req));
+    if (path === '/mcp' && req.method === 'POST') {
+      const body = await readJson(req);
+      res.once('close', () => closedPosts.push((body as { id?: unknown }).id));
+      return streamable.handlePost(req, res, body);
+    }
     if (path === '/mcp' && req.method === 'GET') return streamable.handleGet(req, res);
     if (path === '/mcp' && req.method === 'DELETE') return streamable.handleDelete(req, res);
     if (path === '/sse' && req.method === 'GET') return sse.handleGet(req, res);
@@ -136,6 +144,7 @@ async function startFace(overrides: Partial<LegacyFaceOptions> = {}): Promise<Fa
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    closedPosts,
     streamable,
     sse,
     ws,
@@ -373,9 +382,12 @@ describe('Streamable HTTP sessions, raw', () => {
     const res = await post(`${face.url}/mcp`, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'slow' } }, { 'mcp-session-id': sid }, ac.signal);
     await readSse(res, (events) => events.length > 0);
     ac.abort();
-    // The tool records whether its signal was aborted 200 ms in, long after the client went away.
-    await sleep(300);
-    expect(face.test.slowCalls).toEqual([{ aborted: false }]);
+    // Once the face's side of the POST has closed, the tool looks at its signal.
+    await eventually(() => face.closedPosts.includes(6), 250);
+    expect(face.closedPosts).toContain(6);
+    face.test.slowCalls[0].release();
+    await eventually(() => face.test.slowCalls[0].aborted !== undefined, 250);
+    expect(face.test.slowCalls.map((c) => c.aborted)).toEqual([false]);
   });
 
   it('a second GET stream on a session is 409; the first stays open', async () => {

@@ -21,7 +21,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Per-test record of what the handlers saw. */
-let seen: { modern: string[]; legacy: string[]; aborted: unknown[]; sessionsClosed: number };
+let seen: { modern: string[]; legacy: string[]; started: unknown[]; aborted: unknown[]; sessionsClosed: number };
 
 const modern: ModernHandler = {
   async handle(req: JSONRPCRequest, ctx: ModernRequestContext): Promise<JSONRPCResponse> {
@@ -38,6 +38,7 @@ const modern: ModernHandler = {
       for (let i = 1; i <= 2; i++) ctx.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: i } } as JSONRPCNotification);
     }
     if (name === 'slow') {
+      seen.started.push(req.id);
       await sleep(10_000, ctx.signal);
       if (ctx.signal.aborted) seen.aborted.push(req.id);
       ctx.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'late', progress: 1 } } as JSONRPCNotification);
@@ -103,9 +104,15 @@ class Harness {
   }
 }
 
+/** Polls `cond` every 5 ms, for up to `ms`; the assertion after it says what was expected. */
+async function until(cond: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await sleep(5);
+}
+
 const harnesses: Harness[] = [];
 function harness(): Harness {
-  seen = { modern: [], legacy: [], aborted: [], sessionsClosed: 0 };
+  seen = { modern: [], legacy: [], started: [], aborted: [], sessionsClosed: 0 };
   const h = new Harness();
   harnesses.push(h);
   return h;
@@ -191,13 +198,16 @@ describe('stdio face: modern requests', () => {
   it('notifications/cancelled aborts that request, and nothing more is written for it', async () => {
     const h = harness();
     h.send(modernReq('slow-1', 'tools/call', { name: 'slow' }));
-    await sleep(50);
+    await until(() => seen.started.includes('slow-1'));
     h.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'test' } });
     h.send(modernReq(2, 'tools/call', { name: 'echo', arguments: { text: 'after' } }));
     await h.response(2);
-    for (let i = 0; i < 100 && seen.aborted.length === 0; i++) await sleep(10);
+    await until(() => seen.aborted.length > 0);
     expect(seen.aborted).toEqual(['slow-1']);
-    await sleep(30);
+    // The aborted handler went on to notify and return; a request sent after that is answered after anything
+    // the face would have written for it (one pipe keeps the order).
+    h.send(modernReq(3, 'tools/call', { name: 'echo', arguments: { text: 'later' } }));
+    await h.response(3);
     expect(h.out.filter((m) => m.id === 'slow-1' || m.method !== undefined)).toEqual([]);
   });
 
@@ -234,10 +244,10 @@ describe('stdio face: shutdown', () => {
   it('stdin EOF aborts modern requests in flight and resolves done', async () => {
     const h = harness();
     h.send(modernReq('long', 'tools/call', { name: 'slow' }));
-    await sleep(50);
+    await until(() => seen.started.includes('long'));
     h.stdin.end();
     await h.face.done;
-    for (let i = 0; i < 100 && seen.aborted.length === 0; i++) await sleep(10);
+    await until(() => seen.aborted.length > 0);
     expect(seen.aborted).toEqual(['long']);
   });
 });

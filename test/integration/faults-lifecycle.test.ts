@@ -50,18 +50,31 @@ describe('an upstream that is down at start', () => {
     const r = await runCli(['--listen', '127.0.0.1:0', '--log-level', 'warn', '--wait-for-upstream', '1500', '--upstream', `http://127.0.0.1:${port}/mcp`]);
     const elapsed = Date.now() - started;
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/still unreachable after waiting 1\d{3} ms, [3-9] attempts; see --wait-for-upstream/);
-    expect(linesWith(r.stderr, '"upstream.waiting"').length).toBeGreaterThanOrEqual(2);
+    const [, waited, attempts] = /still unreachable after waiting (\d+) ms, (\d+) attempts; see --wait-for-upstream/.exec(r.stderr) ?? [];
+    expect(Number(waited)).toBeGreaterThanOrEqual(1_500);
     expect(elapsed).toBeGreaterThanOrEqual(1_500);
-    report('upstream down, --wait-for-upstream 1500', { exitCode: r.code, elapsedMs: elapsed, attempts: linesWith(r.stderr, '"upstream.waiting"').length + 1 });
+    // Each failed attempt but the last logs its retry: 250 ms, doubling, cut to what is left of the 1500 ms.
+    // (How many fit depends on how long each probe took, so the delays are checked against the time waited.)
+    const retries = linesWith(r.stderr, '"upstream.waiting"').map((l) => JSON.parse(l) as { attempt: number; retryInMs: number; waitedMs: number });
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(Number(attempts)).toBe(retries.length + 1);
+    retries.forEach((w, i) => {
+      expect(w.attempt).toBe(i + 1);
+      expect(w.retryInMs).toBe(Math.min(250 * 2 ** i, 1_500 - w.waitedMs));
+    });
+    report('upstream down, --wait-for-upstream 1500', { exitCode: r.code, elapsedMs: elapsed, attempts: Number(attempts) });
   });
 
   it('--wait-for-upstream: the bridge starts serving once the upstream comes up', async () => {
     const port = await freePort();
     const started = Date.now();
-    const starting = spawnBridge(['--log-level', 'warn', '--wait-for-upstream', '--upstream', `http://127.0.0.1:${port}/mcp`]);
-    // Visible in the meantime: the bridge is waiting, not exiting.
-    await new Promise((r) => setTimeout(r, 1_200));
+    let waits = 0;
+    const starting = spawnBridge(['--log-level', 'warn', '--wait-for-upstream', '--upstream', `http://127.0.0.1:${port}/mcp`], {
+      onStderr: (all) => (waits = linesWith(all, '"upstream.waiting"').length),
+    });
+    starting.catch(() => undefined); // awaited below; an early exit must not surface as unhandled meanwhile
+    // Visible in the meantime: the bridge is waiting, not exiting (it has retried twice).
+    await waitUntil('the bridge to retry twice', () => waits >= 2);
     upstream = await startEverything('streamableHttp', { PORT: String(port) });
     expect(upstream.port).toBe(port);
     bridge = await starting;

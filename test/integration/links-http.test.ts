@@ -224,13 +224,20 @@ describe('LegacyHttpLink when the server dies', () => {
     try {
       const session = await link.openSession(INIT);
       const closed = new Promise<string>((resolve) => session.onClose(resolve));
-      const call = session.call({ method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 20, steps: 20 } } });
-      await new Promise((r) => setTimeout(r, 300));
+      // 20 s of work reporting progress every 100 ms: the first report says the server is running it.
+      let running!: () => void;
+      const started = new Promise<void>((r) => (running = r));
+      const call = session.call(
+        { method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 20, steps: 200 }, _meta: { progressToken: 'p' } } },
+        { onNotification: () => running() },
+      );
+      await started;
       const killedAt = Date.now();
       server.child.kill('SIGKILL');
       const outcome = await call;
-      expect(Date.now() - killedAt).toBeLessThan(1_500);
       expect(outcome).toMatchObject({ error: { code: -32603 } });
+      // The kill, not the call's 20 s or a timeout, ended it.
+      expect(Date.now() - killedAt).toBeLessThan(5_000);
       expect(await closed).toMatch(/^upstream unreachable/);
       expect(session.closed).toBe(true);
     } finally {

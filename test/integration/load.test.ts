@@ -22,6 +22,13 @@ import { modernPost, openRawLegacySession, readMessages, report, rssOf, spawnBri
  * Zero lost, zero misrouted, zero errors; bounded in time; calls/s printed.
  */
 
+/**
+ * The bound is a stall detector, not a speed target: an idle 2-core machine does
+ * the 10,500 calls in 9-18 s (567-1,162 calls/s); this allows under 60 calls/s,
+ * which a machine shared with a full test run still beats.
+ */
+const BOUND_MS = 180_000;
+
 const CALLS_PER_CLIENT = 50;
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -129,7 +136,7 @@ describe('load: 210 concurrent clients, mixed epochs and transports, 50 calls ea
     await Promise.all([bridges.everything?.close(), bridges.modern?.close()]);
   });
 
-  it('zero lost, zero misrouted, zero errors, within 60 s', async () => {
+  it(`zero lost, zero misrouted, zero errors, within ${BOUND_MS / 1000} s`, async () => {
     const tallies = new Map<string, Tally>(MIX.map((m) => [m.kind, { ok: 0, lost: 0, misrouted: 0, errors: [], latencies: [] }]));
     const connectStarted = Date.now();
     let n = 0;
@@ -184,6 +191,6 @@ describe('load: 210 concurrent clients, mixed epochs and transports, 50 calls ea
     expect(total((t) => t.lost)).toBe(0);
     expect(total((t) => t.misrouted)).toBe(0);
     expect(total((t) => t.ok)).toBe(210 * CALLS_PER_CLIENT);
-    expect(elapsedMs).toBeLessThan(60_000);
-  }, 120_000);
+    expect(elapsedMs).toBeLessThan(BOUND_MS);
+  }, BOUND_MS + 60_000);
 });

@@ -65,8 +65,8 @@ function suite(name: string, start: () => Promise<RecordingServer>) {
 
 suite('legacy client → modern server (SDK v2, l2m)', () =>
   startRecordingV2Server((mcp) => {
-    mcp.registerTool('echo', { inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } } }) }, async (args: Record<string, unknown>) => ({
-      content: [{ type: 'text', text: String(args.text) }],
+    mcp.registerTool('echo', { inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } } }) }, async (args: unknown) => ({
+      content: [{ type: 'text', text: String((args as { text?: unknown }).text) }],
     }));
   }),
 );

@@ -97,8 +97,8 @@ suite('modern client → legacy server (SDK v1)', () =>
 
 suite('modern client → modern server (SDK v2)', () =>
   startRecordingV2Server((mcp) => {
-    mcp.registerTool('echo', { inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } } }) }, async (args: Record<string, unknown>) => ({
-      content: [{ type: 'text', text: String(args.text) }],
+    mcp.registerTool('echo', { inputSchema: fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } } }) }, async (args: unknown) => ({
+      content: [{ type: 'text', text: String((args as { text?: unknown }).text) }],
     }));
   }),
 );
@@ -114,11 +114,11 @@ describe('modern client over --stdio → server-everything (stdio)', () => {
   ])('%s %j → -32602 naming %s', async (method, params, field) => {
     const reply = await io.request(`bad-${nextId++}`, method, params);
     expect(reply.error).toMatchObject({ code: -32602, data: { field } });
-    expect(reply.error.message).toContain(field);
+    expect((reply.error as { message: string }).message).toContain(field);
   });
 
   it('a well-formed call on the same line still works', async () => {
     const reply = await io.request(`good-${nextId++}`, 'tools/call', { name: 'echo', arguments: { message: 'fine' } });
-    expect(JSON.stringify(reply.result.content)).toContain('fine');
+    expect(JSON.stringify((reply.result as { content: unknown }).content)).toContain('fine');
   });
 });

@@ -5,6 +5,7 @@ import type { ModernRequestContext } from '../../src/contracts/downstream.js';
 import type { UpstreamFacts } from '../../src/contracts/upstream.js';
 import { SessionPool } from '../../src/links/session-pool.js';
 import { silentLogger } from '../../src/log.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { ScriptedLink, serverIds, type Obj, type Script, type ScriptedSession } from './bridge-m2l-scripted.js';
 
 /**
@@ -30,10 +31,13 @@ afterEach(async () => {
   }
 });
 
+/** The bridge's gathering window, set explicitly where a test orders a timer of its own after it. */
+const GATHER_MS = 10;
+
 function setup(scripts: Record<string, Script>, opts: { ttlMs?: number; callTimeoutMs?: number; correlates?: boolean } = {}) {
   const link = new ScriptedLink(scripts, opts.correlates);
   const pool = new SessionPool(link, { max: 4, idleMs: 60_000, logger: silentLogger });
-  const bridge = new ModernToLegacyBridge({ pool, facts, logger: silentLogger, callTimeoutMs: opts.callTimeoutMs ?? 5_000, requestStateTtlMs: opts.ttlMs ?? 60_000, instanceId: 'unit' });
+  const bridge = new ModernToLegacyBridge({ pool, facts, logger: silentLogger, callTimeoutMs: opts.callTimeoutMs ?? 5_000, requestStateTtlMs: opts.ttlMs ?? 60_000, instanceId: 'unit', gatherMs: GATHER_MS });
   open.push({ bridge, pool });
   return { bridge, pool, link };
 }
@@ -70,6 +74,16 @@ function result(res: JSONRPCResponse): Obj {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A promise the test resolves: lets a script wait for a point in the test instead of for time. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { opened, open };
+}
+
+/** The upstream tools/call of a scripted session, once it has been made. */
+const upstreamCall = (link: ScriptedLink, i = 0) => link.sessions[0]?.calls.filter((c) => c.req.method === 'tools/call')[i];
 const form = { message: 'name?', requestedSchema: { type: 'object', properties: { n: { type: 'string' } } } };
 const allCaps = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
@@ -77,7 +91,7 @@ describe('MRTR rounds (modern-to-legacy)', () => {
   it('server requests arriving together share one round; answers reach the server and the same call completes', async () => {
     const { bridge, link } = setup({
       'tools/call': async (u) => {
-        const [a, b] = await Promise.all([u.ask('elicitation/create', form), (await sleep(3), u.ask('roots/list'))]);
+        const [a, b] = await Promise.all([u.ask('elicitation/create', form), u.ask('roots/list')]);
         return { result: { content: [{ type: 'text', text: JSON.stringify({ a, b }) }] } };
       },
     });
@@ -141,18 +155,18 @@ describe('MRTR rounds (modern-to-legacy)', () => {
     });
     const res = await bridge.handle(call('t', caps), ctx().ctx);
     expect('error' in res && res.error).toEqual({ code: -32021, message: expect.stringContaining(method), data: { requiredCapabilities: required } });
-    await sleep(20);
-    expect((asked as { error: { code: number } }).error.code).toBe(-32601);
-    const upstream = link.sessions[0].calls.find((c) => c.req.method === 'tools/call');
-    expect(upstream?.cancelled).toBe(true);
+    // The server's request is answered first, then the call is cancelled.
+    expect(((await waitFor(() => asked)) as { error: { code: number } }).error.code).toBe(-32601);
+    await waitFor(() => upstreamCall(link)?.cancelled || undefined);
     expect(bridge.stats().parked).toBe(0);
   });
 
   it('an undeclared input arriving while the call is parked ends it: the retry gets -32021', async () => {
+    const parked = gate();
     const { bridge, link } = setup({
       'tools/call': async (u) => {
         void u.ask('elicitation/create', form);
-        await sleep(60);
+        await parked.opened;
         await u.ask('sampling/createMessage', { messages: [], maxTokens: 1 });
         return { result: { content: [] } };
       },
@@ -160,8 +174,8 @@ describe('MRTR rounds (modern-to-legacy)', () => {
     const req = call('t', { elicitation: {} });
     const first = result(await bridge.handle(req, ctx().ctx));
     expect(Object.keys(first.inputRequests as Obj)).toEqual(['elicit-1']);
-    await sleep(120);
-    expect(link.sessions[0].calls[0].cancelled).toBe(true);
+    parked.open();
+    await waitFor(() => upstreamCall(link)?.cancelled || undefined);
     const res = await bridge.handle(retry(req, first, { 'elicit-1': { action: 'accept', content: { n: 'x' } } }), ctx().ctx);
     expect('error' in res && res.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
   });
@@ -182,21 +196,28 @@ describe('MRTR rounds (modern-to-legacy)', () => {
   });
 
   it('a server that cancels its own request drops that key from the next round', async () => {
+    const roundOut = gate();
+    let roots: Obj | { error: unknown } | undefined;
     const { bridge } = setup({
       'tools/call': async (u) => {
         const first = u.ask('elicitation/create', form);
-        void u.ask('roots/list');
-        await sleep(40); // the first round has gone out by now
+        const asked = u.ask('roots/list');
+        await roundOut.opened;
         u.notify('notifications/cancelled', { requestId: serverIds.next - 1 });
+        roots = await asked;
         const answer = await first;
-        await sleep(40); // long enough for a round to go out if roots-2 were still pending
+        // Had roots-2 stayed pending, the retry would have armed a round for it GATHER_MS ago; Node runs
+        // timers in the order they fall due, so that round would go out before this result.
+        await sleep(GATHER_MS * 4);
         return { result: { first: answer } };
       },
     });
     const req = call('t', allCaps);
     const r1 = result(await bridge.handle(req, ctx().ctx));
     expect(Object.keys(r1.inputRequests as Obj)).toEqual(['elicit-1', 'roots-2']);
-    await sleep(60);
+    roundOut.open();
+    // The bridge answered the server's own cancellation by dropping the key: its request ended -32800.
+    expect(await waitFor(() => roots)).toMatchObject({ error: { code: -32800 } });
     const done = result(await bridge.handle(retry(req, r1, { 'elicit-1': { action: 'cancel' } }), ctx().ctx));
     expect(done).toMatchObject({ resultType: 'complete', first: { action: 'cancel' } });
   });
@@ -206,23 +227,26 @@ describe('MRTR rounds (modern-to-legacy)', () => {
     const first = result(await bridge.handle(call('t', allCaps), ctx().ctx));
     expect(first.resultType).toBe('input_required');
     expect(pool.stats().leased).toBe(1);
-    await sleep(150);
-    expect(link.sessions[0].calls[0]).toMatchObject({ cancelled: true });
-    expect(pool.stats().leased).toBe(0);
+    await waitFor(() => upstreamCall(link)?.cancelled || undefined);
+    await waitFor(() => (pool.stats().leased === 0 ? true : undefined));
     expect(bridge.stats().parked).toBe(0);
   });
 
   it('a final result that arrives while parked is what the retry returns', async () => {
-    const { bridge } = setup({
+    const parked = gate();
+    const { bridge, pool } = setup({
       'tools/call': async (u) => {
         void u.ask('elicitation/create', form);
-        await sleep(30);
+        await parked.opened;
         return { result: { early: true } };
       },
     });
     const req = call('t', allCaps);
     const first = result(await bridge.handle(req, ctx().ctx));
-    await sleep(60);
+    expect(first.resultType).toBe('input_required');
+    parked.open();
+    // The finished call gives its session back while it waits for the retry.
+    await waitFor(() => (pool.stats().leased === 0 ? true : undefined));
     expect(result(await bridge.handle(retry(req, first, {}), ctx().ctx))).toMatchObject({ resultType: 'complete', early: true });
   });
 
@@ -341,7 +365,7 @@ describe('MRTR rounds (modern-to-legacy)', () => {
   it('bridge close answers a running leg with an error saying why and cancels the call upstream', async () => {
     const { bridge, link } = setup({ 'tools/call': () => new Promise(() => undefined) });
     const pending = bridge.handle(call('t', allCaps), ctx().ctx);
-    await sleep(20);
+    await waitFor(() => upstreamCall(link));
     await bridge.close();
     const res = await pending;
     expect('error' in res && res.error).toMatchObject({ code: -32603, message: 'upstream tools/call abandoned: mcp-bridge is shutting down' });
@@ -354,12 +378,13 @@ describe('MRTR rounds (modern-to-legacy)', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const { bridge, link } = setup({ 'tools/call': async () => (await gate, { result: { content: [] } }) });
+    const upstreamCalls = () => link.sessions.flatMap((s) => s.calls).filter((c) => c.req.method === 'tools/call').length;
     const plain = [bridge.handle(call('a'), ctx().ctx), bridge.handle(call('b'), ctx().ctx)];
-    await sleep(20);
+    await waitFor(() => (upstreamCalls() === 2 ? true : undefined));
     expect(link.sessions).toHaveLength(1);
     // Two calls that may be asked something: one session each (plus the shared one).
     const asking = [bridge.handle(call('c', allCaps), ctx().ctx), bridge.handle(call('d', allCaps), ctx().ctx)];
-    await sleep(20);
+    await waitFor(() => (upstreamCalls() === 4 ? true : undefined));
     expect(link.sessions).toHaveLength(3);
     release();
     for (const res of await Promise.all([...plain, ...asking])) expect('result' in res && res.result).toMatchObject({ resultType: 'complete' });
