@@ -1,5 +1,6 @@
 import type { UpstreamFacts } from '../contracts/upstream.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
+import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
 import type { BridgeOptions } from './options.js';
@@ -87,6 +88,8 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     allowOrigins: opts.allowOrigins,
     allowHosts: opts.allowHosts,
     authToken: opts.authToken,
+    auth: buildClientAuth(opts.clientAuth, opts.authToken, () => (opts.upstream.kind === 'url' ? opts.upstream.url : undefined)),
+    maxSessionsPerPrincipal: opts.maxSessionsPerPrincipal,
     maxBodyBytes: opts.maxBodyBytes,
     maxHeaderBytes: opts.maxHeaderBytes,
     maxSessions: opts.maxSessions,

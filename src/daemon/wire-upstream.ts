@@ -100,6 +100,7 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions): { modern: ModernH
       requestStateTtlMs: opts.requestStateTtlMs,
       requestStateKey: opts.requestStateKey,
       maxParkedCalls: opts.maxParkedCalls,
+      maxParkedPerPrincipal: opts.maxParkedPerPrincipal,
     }),
     legacy: new LegacyToLegacyBridge({
       ...common,

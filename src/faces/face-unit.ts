@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { classifyPost } from './classify-post.js';
 import { readJsonBody } from './http-body.js';
 import { ModernPost, flatHeaders, writeJsonError } from './modern-post.js';
-import type { Refusal } from './request-gate.js';
+import type { GateCheck } from './request-gate.js';
 import type { SessionBudget } from './session-budget.js';
 import { SseSessions } from './sse-sessions.js';
 import { StreamableHttpSessions } from './streamable-http-sessions.js';
@@ -27,7 +27,7 @@ export interface FaceUnitShared {
   /** `--event-store-max`: events kept per legacy Streamable HTTP session for resumption. */
   eventStoreMax?: number;
   sessions: SessionBudget;
-  gate: (req: IncomingMessage) => Refusal | undefined;
+  gate: GateCheck;
 }
 
 /** The bridge handlers one unit serves. */

@@ -5,6 +5,7 @@ import { httpStatusForCode, toRpcErrorBody } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { principalOf, type Principal } from '../identity/principal.js';
 import { LazySseReply } from './lazy-sse-reply.js';
 import { ModernInflight } from './modern-inflight.js';
 import { validateModernMessage } from './modern-validation.js';
@@ -64,7 +65,7 @@ export class ModernPost {
       res.writeHead(202).end();
       return undefined;
     }
-    return this.serve(verdict.request, res, headers);
+    return this.serve(verdict.request, res, headers, principalOf(req));
   }
 
   /** Aborts every request in flight (shutdown). */
@@ -77,9 +78,9 @@ export class ModernPost {
    * Runs the handler and writes its answer. A reaction rather than an async
    * frame: a listen keeps its request open for as long as its client stays.
    */
-  private serve(request: JSONRPCRequest, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
+  private serve(request: JSONRPCRequest, res: ServerResponse, headers: Record<string, string | undefined>, principal: Principal | undefined): Promise<void> {
     const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.log });
-    const entry = new ModernInflight(reply, headers);
+    const entry = new ModernInflight(reply, headers, principal);
     this.inflight.add(entry);
     reply.onClientDrop(() => entry.cancel(new Error('client closed the response stream')));
     const finish = (response: JSONRPCResponse): void => {

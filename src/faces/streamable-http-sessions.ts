@@ -9,7 +9,9 @@ import type { Logger } from '../log.js';
 import { LazySseReply } from './lazy-sse-reply.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { legacyHttpError } from './legacy-http-error.js';
-import type { Refusal } from './request-gate.js';
+import type { GateCheck } from './request-gate.js';
+import { principalOf, type Principal } from '../identity/principal.js';
+import { ownedBy } from '../identity/owned-by.js';
 import type { SessionBudget } from './session-budget.js';
 import { SessionStreams } from './session-streams.js';
 
@@ -30,7 +32,7 @@ export interface LegacyFaceOptions {
   /** JSON nesting bound for WebSocket frames (HTTP bodies are checked by the app). */
   maxJsonDepth?: number;
   /** Host / Origin / token checks for requests that bypass the app (WebSocket upgrades). */
-  gate?: (req: IncomingMessage) => Refusal | undefined;
+  gate?: GateCheck;
 }
 
 interface HttpSession {
@@ -92,7 +94,7 @@ export class StreamableHttpSessions {
     if (initCount > 0 && messages.length > 1) {
       return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Only one initialization request is allowed');
     }
-    if (initCount > 0 && sid === undefined) return this.initialize(res, body);
+    if (initCount > 0 && sid === undefined) return this.initialize(req, res, body);
     const s = this.lookup(req, res, sid);
     if (!s) return;
     if (initCount > 0) return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Server already initialized');
@@ -142,7 +144,8 @@ export class StreamableHttpSessions {
       return undefined;
     }
     const s = this.sessions.get(sid);
-    if (!s) {
+    // Another principal's session does not exist for this one (DESIGN "Identity").
+    if (!s || !ownedBy(s.driver.principal, req, this.opts.logger, sid)) {
       legacyHttpError(res, 404, RpcCode.SessionNotFound, 'Session not found');
       return undefined;
     }
@@ -155,16 +158,17 @@ export class StreamableHttpSessions {
     return s;
   }
 
-  private async initialize(res: ServerResponse, body: unknown): Promise<void> {
+  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
-    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
+    const principal = principalOf(req);
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire(principal?.id) : () => {};
     if (!release) {
       const id = isRequest(body) ? body.id : null;
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-      res.end(JSON.stringify(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() })));
+      res.end(JSON.stringify(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal(principal?.id) })));
       return;
     }
-    const s = this.createSession(randomBytes(32).toString('hex'));
+    const s = this.createSession(randomBytes(32).toString('hex'), principal);
     s.driver.onClose(release);
     const answer = await s.driver.receive(body);
     if (!s.driver.initialized || this.closing) {
@@ -177,12 +181,13 @@ export class StreamableHttpSessions {
     this.touch(s, 0);
   }
 
-  private createSession(id: string): HttpSession {
+  private createSession(id: string, principal: Principal | undefined): HttpSession {
     const s: HttpSession = { id, driver: undefined!, streams: undefined, replies: new Set(), busy: 0, idleTimer: undefined, idleSince: 0, headers: { [SESSION_HEADER]: id } };
     s.driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'streamable-http',
       sessionId: id,
+      principal,
       logger: this.opts.logger,
       inputTimeoutMs: this.opts.inputTimeoutMs,
       send: (m) => this.sendStandalone(s, m),

@@ -41,7 +41,7 @@ export class LegacyHttpLink implements LegacyLink {
 
   async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
     if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', 'the Streamable HTTP link is closed');
-    const client = new HttpSessionClient({ url: this.opts.url, headers: this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes });
+    const client = new HttpSessionClient({ url: this.opts.url, headers: init.headers ? { ...this.opts.headers, ...init.headers } : this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes });
     const session = await HttpSession.open(client, init, {
       logger: this.log,
       callTimeoutMs: this.opts.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,
