@@ -117,8 +117,7 @@ async function interact(provider: Provider, req: http.IncomingMessage, res: http
   }
   const params = details.params as Record<string, string | undefined>;
   const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId: details.session!.accountId, clientId: params.client_id! });
-  const scopes = (params.scope ?? '').split(' ').filter(Boolean);
-  const oidc = scopes.filter((s) => s === 'openid' || s === 'offline_access');
+  const oidc = (prompt.details.missingOIDCScope ?? []) as string[];
   if (oidc.length > 0) grant!.addOIDCScope(oidc.join(' '));
   const resources = (prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>;
   for (const [resource, wanted] of Object.entries(resources)) grant!.addResourceScope(resource, wanted.join(' '));

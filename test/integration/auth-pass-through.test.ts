@@ -1,0 +1,125 @@
+import { Client as V2Client, StreamableHTTPClientTransport as V2Http, UnauthorizedError as V2Unauthorized } from '@modelcontextprotocol/client';
+import { UnauthorizedError as V1Unauthorized } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Http } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, type RunningCli } from '../helpers/cli.js';
+import { BrowserlessOAuthProvider, guardUpstream, type GuardedUpstream } from '../helpers/guarded-upstream.js';
+import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
+import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
+import { startV1SessionServer, type V1SessionServer } from '../helpers/v1-session-server.js';
+
+/**
+ * `--auth pass-through` through the built CLI: an SDK client with an
+ * `authProvider` meets the bridge's 401, reads the bridge's protected-resource
+ * metadata (the upstream's, with the bridge as `resource`), runs OAuth
+ * (dynamic registration, authorization code + PKCE) against a real
+ * authorization server (oidc-provider), and its token then reaches the
+ * protected upstream, which checks it (audience: the bridge's URL).
+ * Both client epochs (SDK v1 on Streamable HTTP sessions, SDK v2 modern),
+ * in front of a modern and a legacy upstream.
+ */
+
+const V = '2026-07-28';
+
+let as: OidcIssuer;
+const bridges: Record<string, { bridge: RunningCli; guard: GuardedUpstream }> = {};
+let modernServer: RunningModernServer;
+let legacyServer: V1SessionServer;
+
+async function guardedBridge(name: string, target: string): Promise<void> {
+  const audiences: string[] = [];
+  const guard = await guardUpstream(target, as.issuer, () => audiences);
+  audiences.push(guard.url);
+  // The probe at start needs a credential of the bridge's own: a service token for the upstream itself.
+  const probe = await as.clientCredentials('alice-svc', guard.url);
+  const bridge = await startCli(['--log-level', 'warn', '--auth', 'pass-through', '--upstream', guard.url, '--header', `Authorization: Bearer ${probe}`]);
+  // Tokens clients get through the bridge name the bridge (RFC 8707 resource); the upstream accepts that audience.
+  audiences.push(`${bridge.url}/mcp`);
+  bridges[name] = { bridge, guard };
+}
+
+beforeAll(async () => {
+  as = await startOidcIssuer();
+  modernServer = await startModernHttpServer();
+  legacyServer = await startV1SessionServer({
+    name: 'legacy-protected',
+    register: (mcp) => mcp.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `Echo: ${message}` }] })),
+  });
+  await Promise.all([guardedBridge('modern', modernServer.url), guardedBridge('legacy', legacyServer.url)]);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.allSettled(Object.values(bridges).flatMap(({ bridge, guard }) => [bridge.close(), guard.close()]));
+  await Promise.allSettled([modernServer?.close(), legacyServer?.close(), as?.close()]);
+});
+
+const textOf = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]?.text;
+
+describe('--auth pass-through', () => {
+  it('a request without a token gets 401 pointing at the bridge metadata, which is the upstream’s with the bridge as resource', async () => {
+    const { bridge, guard } = bridges.modern!;
+    const refusedBefore = guard.refused();
+    const res = await fetch(`${bridge.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${bridge.url}/.well-known/oauth-protected-resource/mcp"`);
+    await res.body?.cancel();
+    const doc = (await (await fetch(`${bridge.url}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
+    expect(doc.resource).toBe(`${bridge.url}/mcp`);
+    expect(doc.authorization_servers).toEqual([as.issuer]);
+    expect(guard.refused()).toBe(refusedBefore);
+  });
+
+  for (const upstream of ['modern', 'legacy'] as const) {
+    it(`SDK v1 (Streamable HTTP session) completes OAuth through the bridge to a protected ${upstream} upstream`, async () => {
+      const { bridge, guard } = bridges[upstream]!;
+      as.interactionAccount = `v1-user-${upstream}`;
+      const provider = new BrowserlessOAuthProvider();
+      const first = new V1Http(new URL(`${bridge.url}/mcp`), { authProvider: provider as never });
+      await expect(new V1Client({ name: 'v1-oauth', version: '1.0.0' }).connect(first)).rejects.toBeInstanceOf(V1Unauthorized);
+      expect(provider.code).toBeDefined();
+      await first.finishAuth(provider.code!);
+      const client = new V1Client({ name: 'v1-oauth', version: '1.0.0' });
+      await client.connect(new V1Http(new URL(`${bridge.url}/mcp`), { authProvider: provider as never }));
+      try {
+        expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'through' } }))).toBe('Echo: through');
+      } finally {
+        await client.close();
+      }
+      // From the upstream side: the user's own token arrived, for the bridge's audience.
+      const mine = guard.admitted.filter((a) => a.sub === `v1-user-${upstream}`);
+      expect(mine.length).toBeGreaterThan(0);
+      for (const a of mine) expect(a.aud).toBe(`${bridge.url}/mcp`);
+      expect(provider.authorizations).toBe(1);
+    });
+
+    it(`SDK v2 (modern, ${V}) completes OAuth through the bridge to a protected ${upstream} upstream`, async () => {
+      const { bridge, guard } = bridges[upstream]!;
+      as.interactionAccount = `v2-user-${upstream}`;
+      const provider = new BrowserlessOAuthProvider();
+      const client = () => new V2Client({ name: 'v2-oauth', version: '1.0.0' }, { versionNegotiation: { mode: { pin: V } } });
+      const first = new V2Http(new URL(`${bridge.url}/mcp`), { authProvider: provider as never });
+      await expect(client().connect(first)).rejects.toBeInstanceOf(V2Unauthorized);
+      expect(provider.code).toBeDefined();
+      expect(provider.iss).toBe(as.issuer);
+      await first.finishAuth(provider.code!, provider.iss);
+      const c = client();
+      await c.connect(new V2Http(new URL(`${bridge.url}/mcp`), { authProvider: provider as never }));
+      try {
+        expect(textOf(await c.callTool({ name: 'echo', arguments: { message: 'modern' } }))).toBe('Echo: modern');
+      } finally {
+        await c.close();
+      }
+      const mine = guard.admitted.filter((a) => a.sub === `v2-user-${upstream}`);
+      expect(mine.length).toBeGreaterThan(0);
+      for (const a of mine) expect(a.aud).toBe(`${bridge.url}/mcp`);
+    });
+  }
+
+  it('refuses --auth pass-through in front of a command upstream (exit 2)', async () => {
+    const a = await runCli(['--auth', 'pass-through', '--', process.execPath, '-e', '0']);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toMatch(/command upstream/);
+  });
+});
