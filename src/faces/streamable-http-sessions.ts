@@ -6,6 +6,7 @@ import { isSupportedLegacyVersion, LEGACY_FEATURES, LEGACY_VERSIONS } from '../e
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, isRequest, isResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { upstreamRefusal } from './auth-upstream-refusal.js';
 import { LazySseReply } from './lazy-sse-reply.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { legacyHttpError } from './legacy-http-error.js';
@@ -98,7 +99,7 @@ export class StreamableHttpSessions {
     const s = this.lookup(req, res, sid);
     if (!s) return;
     if (initCount > 0) return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Server already initialized');
-    await this.feed(s, res, body, messages.some(isRequest));
+    await this.feed(s, req, res, body, messages.some(isRequest));
   }
 
   /** Opens the session's standalone stream (only called with an Mcp-Session-Id header). */
@@ -173,7 +174,8 @@ export class StreamableHttpSessions {
     const answer = await s.driver.receive(body);
     if (!s.driver.initialized || this.closing) {
       await s.driver.close('initialize refused');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      const refused = Array.isArray(answer) ? undefined : upstreamRefusal(principal, answer, req);
+      res.writeHead(refused?.status ?? 200, { 'content-type': 'application/json', ...refused?.headers }).end(JSON.stringify(answer));
       return;
     }
     this.sessions.set(s.id, s);
@@ -196,7 +198,7 @@ export class StreamableHttpSessions {
     return s;
   }
 
-  private async feed(s: HttpSession, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
+  private async feed(s: HttpSession, req: IncomingMessage, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
     this.touch(s, +1);
     const headers = s.headers;
     const reply = hasRequests
@@ -215,7 +217,10 @@ export class StreamableHttpSessions {
       s.replies.add(reply);
       // A POST stream the client closed is not a cancel (2025 transports.mdx); later non-responses fall back to the GET stream.
       const related = { send: (m: JSONRPCMessage) => reply.send(m) || (!isResponse(m) && this.sendStandalone(s, m)) };
-      reply.finish(await s.driver.receive(body, related));
+      const answer = await s.driver.receive(body, related);
+      const refused = Array.isArray(answer) ? undefined : upstreamRefusal(s.driver.principal, answer, req);
+      if (refused) reply.finish(answer, refused.status, refused.headers);
+      else reply.finish(answer);
     } finally {
       clearTimeout(jsonWindow);
       if (reply) s.replies.delete(reply);

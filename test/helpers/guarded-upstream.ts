@@ -44,7 +44,8 @@ export async function guardUpstream(target: string, issuer: string, audiences: (
       refused++;
       req.resume();
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer resource_metadata="${metadataUrl}"${error ? `, error="${error}"` : ''}` });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unauthorized' } }));
+      // The body of an OAuth resource server (RFC 6750 §3), as the SDKs' bearer middleware sends it.
+      res.end(JSON.stringify({ error: error ?? 'invalid_request', error_description: 'a bearer token for this resource is required' }));
     };
     if (!m) return deny();
     jwtVerify(m[1], jwks, { issuer, audience: audiences() }).then(

@@ -117,6 +117,38 @@ describe('--auth pass-through', () => {
     });
   }
 
+  for (const upstream of ['modern', 'legacy'] as const) {
+    it(`a token the ${upstream} upstream refuses: its 401 reaches modern and legacy clients with the bridge's metadata in the challenge`, async () => {
+      const { bridge, guard } = bridges[upstream]!;
+      // A real token, for a resource that is neither the bridge nor the upstream: the upstream refuses it.
+      const foreign = await as.clientCredentials('bob-svc', 'urn:another:resource');
+      const challenge = `Bearer resource_metadata="${bridge.url}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`;
+      const refusedBefore = guard.refused();
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${foreign}` };
+      const params = { name: 'echo', arguments: { message: 'x' } };
+      const modernBody = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } };
+      const modern = await fetch(`${bridge.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'echo' }, body: JSON.stringify(modernBody) });
+      expect(modern.status).toBe(401);
+      expect(modern.headers.get('www-authenticate')).toBe(challenge);
+      expect(((await modern.json()) as { error: { code: number } }).error.code).toBe(-32603);
+      // A legacy client: refused at initialize (legacy upstream) or at its first call (a modern upstream's initialize is answered by the bridge).
+      const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+      let legacy = await fetch(`${bridge.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(init) });
+      const sid = legacy.headers.get('mcp-session-id');
+      if (sid) {
+        await legacy.body?.cancel();
+        const inSession = { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+        await (await fetch(`${bridge.url}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).body?.cancel();
+        legacy = await fetch(`${bridge.url}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params }) });
+      }
+      expect(legacy.status).toBe(401);
+      expect(legacy.headers.get('www-authenticate')).toBe(challenge);
+      await legacy.body?.cancel();
+      expect(guard.refused()).toBeGreaterThan(refusedBefore);
+      expect(guard.admitted.some((a) => a.sub === 'bob-svc')).toBe(false);
+    });
+  }
+
   it('refuses --auth pass-through in front of a command upstream (exit 2)', async () => {
     const a = await runCli(['--auth', 'pass-through', '--', process.execPath, '-e', '0']);
     expect(a.code).toBe(2);
