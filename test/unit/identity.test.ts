@@ -119,3 +119,23 @@ describe('state keyed by principal', () => {
     parked.cancelAll('done');
   });
 });
+
+describe('a config file’s "bridge" object takes the same modes', () => {
+  it('auth, issuer, audience, scopes and per-principal bounds; pass-through with --oauth-* is refused there too', async () => {
+    const { parseServersConfig } = await import('../../src/config/servers-config.js');
+    const { optionsFromConfig } = await import('../../src/config/load-servers-config.js');
+    const file = (bridge: Record<string, unknown>) =>
+      parseServersConfig(JSON.stringify({ mcpServers: { a: { url: 'http://127.0.0.1:1/mcp' } }, bridge }), '/tmp/identity.json', {});
+    const { options } = optionsFromConfig(
+      file({ auth: 'jwt', authIssuer: 'http://127.0.0.1:2', authAudience: 'urn:a', authRequiredScope: ['mcp:tools'], maxSessionsPerPrincipal: '4', maxParkedPerPrincipal: '2' }),
+      {},
+      [],
+      {},
+    );
+    expect(options.clientAuth).toMatchObject({ mode: 'jwt', issuer: 'http://127.0.0.1:2', audience: 'urn:a', requiredScopes: ['mcp:tools'] });
+    expect([options.maxSessionsPerPrincipal, options.maxParkedPerPrincipal]).toEqual([4, 2]);
+    const pass = optionsFromConfig(file({ auth: 'pass-through', forwardHeader: ['x-tenant'] }), {}, [], {});
+    expect(pass.options.clientAuth).toEqual({ mode: 'pass-through', forwardHeaders: ['x-tenant'] });
+    expect(() => optionsFromConfig(file({ auth: 'pass-through' }), { oauthClientId: 'bridge' } as never, [], {})).toThrow(/--oauth-client-id/);
+  });
+});
