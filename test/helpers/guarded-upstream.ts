@@ -6,6 +6,10 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 export interface Admitted {
   sub: string;
   aud: string | string[] | undefined;
+  /** The `Mcp-Session-Id` the request carried (legacy upstreams), if any. */
+  session?: string;
+  /** The JSON-RPC method of a POST body, when it is one message. */
+  method?: string;
 }
 
 export interface GuardedUpstream {
@@ -50,7 +54,11 @@ export async function guardUpstream(target: string, issuer: string, audiences: (
     if (!m) return deny();
     jwtVerify(m[1], jwks, { issuer, audience: audiences() }).then(
       ({ payload }) => {
-        admitted.push({ sub: String(payload.sub), aud: payload.aud });
+        const session = req.headers['mcp-session-id'];
+        const entry: Admitted = { sub: String(payload.sub), aud: payload.aud, ...(typeof session === 'string' ? { session } : {}) };
+        admitted.push(entry);
+        const method = req.headers['mcp-method'];
+        if (typeof method === 'string') entry.method = method;
         const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
           res.writeHead(upRes.statusCode ?? 502, upRes.headers);
           upRes.pipe(res);

@@ -149,6 +149,41 @@ describe('--auth pass-through', () => {
     });
   }
 
+  for (const upstream of ['modern', 'legacy'] as const) {
+    it(`two principals at once to the ${upstream} upstream: every upstream request carries its own user's token, and no upstream session serves both`, async () => {
+      const { bridge, guard } = bridges[upstream]!;
+      const resource = `${bridge.url}/mcp`;
+      const tokens = { 'alice-svc': await as.clientCredentials('alice-svc', resource), 'bob-svc': await as.clientCredentials('bob-svc', resource) };
+      const from = guard.admitted.length;
+      const params = { name: 'echo', arguments: { message: 'mine' } };
+      const meta = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const work = async (who: keyof typeof tokens) => {
+        const headers = { ...base, authorization: `Bearer ${tokens[who]}` };
+        const modern = () =>
+          fetch(`${bridge.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'echo' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: meta } }) }).then((r) => r.text());
+        const init = await fetch(`${bridge.url}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: who, version: '1' } } }) });
+        const sid = init.headers.get('mcp-session-id')!;
+        await init.text();
+        const inSession = { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+        await (await fetch(`${bridge.url}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+        const legacy = (id: number) => fetch(`${bridge.url}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }) }).then((r) => r.text());
+        const answers = await Promise.all([modern(), legacy(2), modern(), legacy(3)]);
+        for (const a of answers) expect(a).toContain('Echo: mine');
+        await (await fetch(`${bridge.url}/mcp`, { method: 'DELETE', headers: inSession })).text();
+      };
+      await Promise.all([work('alice-svc'), work('bob-svc')]);
+      const seen = guard.admitted.slice(from);
+      expect(new Set(seen.map((a) => a.sub))).toEqual(new Set(['alice-svc', 'bob-svc']));
+      for (const a of seen) expect(a.aud).toBe(resource);
+      // From the upstream side: an upstream session is only ever used with one user's token.
+      const owners = new Map<string, Set<string>>();
+      for (const a of seen) if (a.session) owners.set(a.session, (owners.get(a.session) ?? new Set()).add(a.sub));
+      if (upstream === 'legacy') expect(owners.size).toBeGreaterThanOrEqual(2);
+      for (const subs of owners.values()) expect(subs.size).toBe(1);
+    });
+  }
+
   it('refuses --auth pass-through in front of a command upstream (exit 2)', async () => {
     const a = await runCli(['--auth', 'pass-through', '--', process.execPath, '-e', '0']);
     expect(a.code).toBe(2);
