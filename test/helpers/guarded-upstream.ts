@@ -61,6 +61,8 @@ export async function guardUpstream(target: string, issuer: string, audiences: (
         if (typeof method === 'string') entry.method = method;
         const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
           res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          // An SSE stream's head goes out at once, as the server sent it (node holds it until the first byte).
+          res.flushHeaders();
           upRes.pipe(res);
         });
         up.on('error', () => res.destroy());
