@@ -6,7 +6,7 @@ export interface IntrospectionOptions {
   /** The bridge's credentials at the introspection endpoint (RFC 7662 §2.1 requires some); HTTP Basic. */
   clientId?: string;
   clientSecret?: string;
-  /** Tokens must carry these (checked when the answer names them). */
+  /** Tokens must carry these (`iss` when the answer names one; `aud` always). */
   issuer: string;
   audience: string;
 }
@@ -38,6 +38,7 @@ export async function introspect(opts: IntrospectionOptions, token: string): Pro
   if (typeof answer.exp === 'number' && answer.exp < now) return { ok: false, reason: 'the token has expired' };
   if (typeof answer.iss === 'string' && answer.iss !== opts.issuer) return { ok: false, reason: 'the token was issued by another issuer' };
   const aud = typeof answer.aud === 'string' ? [answer.aud] : Array.isArray(answer.aud) ? answer.aud : undefined;
-  if (aud !== undefined && !aud.includes(opts.audience)) return { ok: false, reason: 'the token is for another audience' };
+  // A token that names no audience is not known to be for this resource: refused like a foreign one.
+  if (aud === undefined || !aud.includes(opts.audience)) return { ok: false, reason: 'the token is for another audience' };
   return { ok: true, payload: answer as JWTPayload };
 }

@@ -54,12 +54,13 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      introspection: { enabled: true },
       registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         useGrantedResource: () => true,
         defaultResource: () => undefined,
-        getResourceServerInfo: (_ctx: unknown, resource: string) => ({ scope: TOOLS_SCOPE, audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
+        getResourceServerInfo: (_ctx: unknown, resource: string) => ({ scope: TOOLS_SCOPE, audience: resource, accessTokenFormat: resource.startsWith('urn:opaque:') ? 'opaque' : 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
       },
     },
     pkce: { required: () => true },

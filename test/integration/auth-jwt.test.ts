@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
-import { startOidcIssuer, TOOLS_SCOPE, type OidcIssuer } from '../helpers/oidc-issuer.js';
+import { spawnBridge, type SpawnedBridge } from '../helpers/faults.js';
+import { CLIENT_SECRET, startOidcIssuer, TOOLS_SCOPE, type OidcIssuer } from '../helpers/oidc-issuer.js';
 import { envelope, modernHeaders, stdinTee, type Obj, type Recorder } from './accept-helpers.js';
 
 /**
@@ -54,7 +55,7 @@ const now = () => Math.floor(Date.now() / 1000);
 const claims = (over: Obj = {}) => ({ iss: as.issuer, aud: AUDIENCE, sub: 'forger', scope: TOOLS_SCOPE, iat: now(), exp: now() + 300, ...over });
 
 describe('--auth jwt', () => {
-  it('a token from the authorization server (client credentials) is served, as its sub', async () => {
+  it('a token from the authorization server (client credentials) is served', async () => {
     const before = toolCalls();
     const r = await call(`Bearer ${await as.clientCredentials('alice-svc', AUDIENCE)}`);
     expect(r.status).toBe(200);
@@ -137,5 +138,51 @@ describe('--auth jwt', () => {
     });
     ws.terminate();
     expect(status).toBe(401);
+  });
+});
+
+describe('--auth jwt with --auth-introspection-url (RFC 7662) for opaque tokens', () => {
+  const OPAQUE_AUDIENCE = 'urn:opaque:bridge';
+  let introspecting: SpawnedBridge;
+  let recorder: Recorder;
+
+  beforeAll(async () => {
+    const tee = stdinTee(EVERYTHING_STDIO_COMMAND);
+    recorder = tee.recorder;
+    introspecting = await spawnBridge(
+      ['--log-level', 'warn', '--auth', 'jwt', '--auth-issuer', as.issuer, '--auth-audience', OPAQUE_AUDIENCE, '--auth-required-scope', TOOLS_SCOPE, '--auth-introspection-url', `${as.issuer}/token/introspection`, '--auth-introspection-client-id', 'alice-svc', '--', ...tee.command],
+      { env: { MCP_BRIDGE_AUTH_INTROSPECTION_SECRET: CLIENT_SECRET } },
+    );
+  });
+  afterAll(async () => {
+    await introspecting?.close();
+    await recorder?.close();
+  });
+
+  const post = async (token: string) => {
+    const params = { name: 'echo', arguments: { message: 'opaque' } };
+    const res = await fetch(`${introspecting.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders('tools/call', params), authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: envelope({}) } }),
+    });
+    return { status: res.status, challenge: res.headers.get('www-authenticate'), text: await res.text() };
+  };
+
+  it('an active opaque token for the audience is served; one for another audience, or a made-up one, is 401 invalid_token', async () => {
+    const token = await as.clientCredentials('bob-svc', OPAQUE_AUDIENCE);
+    expect(token.split('.').length).not.toBe(3);
+    const good = await post(token);
+    expect(good.status).toBe(200);
+    expect(good.text).toContain('Echo: opaque');
+    const before = recorder.received().filter((m) => m.method === 'tools/call').length;
+    const other = await post(await as.clientCredentials('bob-svc', 'urn:opaque:another'));
+    expect(other.status).toBe(401);
+    expect(other.text).toMatch(/another audience/);
+    const made = await post('made-up-opaque-token-0123456789');
+    expect(made.status).toBe(401);
+    expect(made.challenge).toContain('error="invalid_token"');
+    expect(made.text).toMatch(/not active/);
+    expect(recorder.received().filter((m) => m.method === 'tools/call').length).toBe(before);
   });
 });
