@@ -69,6 +69,13 @@ describe('--auth pass-through', () => {
     expect(doc.resource).toBe(`${bridge.url}/mcp`);
     expect(doc.authorization_servers).toEqual([as.issuer]);
     expect(guard.refused()).toBe(refusedBefore);
+    // http+sse and WebSocket clients meet the same 401 at connect, naming their own path's metadata.
+    const sse = await fetch(`${bridge.url}/sse`, { headers: { accept: 'text/event-stream' } });
+    expect(sse.status).toBe(401);
+    expect(sse.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${bridge.url}/.well-known/oauth-protected-resource/sse"`);
+    await sse.body?.cancel();
+    const sseDoc = (await (await fetch(`${bridge.url}/.well-known/oauth-protected-resource/sse`)).json()) as Record<string, unknown>;
+    expect(sseDoc.resource).toBe(`${bridge.url}/sse`);
   });
 
   for (const upstream of ['modern', 'legacy'] as const) {
@@ -181,6 +188,8 @@ describe('--auth pass-through', () => {
       for (const a of seen) if (a.session) owners.set(a.session, (owners.get(a.session) ?? new Set()).add(a.sub));
       if (upstream === 'legacy') expect(owners.size).toBeGreaterThanOrEqual(2);
       for (const subs of owners.values()) expect(subs.size).toBe(1);
+      // A credential never reaches a log line.
+      for (const t of Object.values(tokens)) expect(bridge.stderr()).not.toContain(t);
     });
   }
 
