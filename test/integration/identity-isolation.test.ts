@@ -112,6 +112,29 @@ describe('two principals through one bridge', () => {
     await waitUntil('the attempt is logged', () => /identity\.foreign_state/.test(pids.stderr()));
   });
 
+  it('an http+sse session id posted with the other principal’s token is 404; the owner’s POST is accepted', async () => {
+    const ac = new AbortController();
+    const stream = await fetch(`${pids.url}/sse`, { headers: { accept: 'text/event-stream', ...auth(alice) }, signal: ac.signal });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!/event: endpoint\ndata: (\S+)/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before the endpoint event: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    const endpoint = /event: endpoint\ndata: (\S+)/.exec(text)![1]!;
+    const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'sse', version: '1' } } };
+    const post = (token: string) => fetch(new URL(endpoint, pids.url), { method: 'POST', headers: { 'content-type': 'application/json', ...auth(token) }, body: JSON.stringify(init) });
+    const stolen = await post(bob);
+    expect(stolen.status).toBe(404);
+    expect(((await stolen.json()) as { error: Obj }).error.code).toBe(-32001);
+    const own = await post(alice);
+    expect(own.status).toBe(202);
+    await own.body?.cancel();
+    ac.abort();
+  });
+
   it('a requestState presented with the other principal’s token is -32602 as an unknown one; the owner resumes it', async () => {
     const params = { name: 'trigger-elicitation-request', arguments: {} };
     const first = await postModern(everything.url, 'e-1', 'tools/call', params, ELICIT, auth(alice));
