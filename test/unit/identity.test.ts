@@ -139,3 +139,12 @@ describe('a config file’s "bridge" object takes the same modes', () => {
     expect(() => optionsFromConfig(file({ auth: 'pass-through' }), { oauthClientId: 'bridge' } as never, [], {})).toThrow(/--oauth-client-id/);
   });
 });
+
+describe('a desktop client launching --stdio with a file meant for HTTP', () => {
+  it('drops the file’s client-auth keys (the client is the process that started the bridge)', async () => {
+    const { parseServersConfig } = await import('../../src/config/servers-config.js');
+    const { optionsFromConfig } = await import('../../src/config/load-servers-config.js');
+    const config = parseServersConfig(JSON.stringify({ mcpServers: { a: { url: 'http://127.0.0.1:1/mcp' } }, bridge: { auth: 'jwt', authIssuer: 'http://127.0.0.1:2', authAudience: 'urn:a' } }), '/tmp/identity.json', {});
+    expect(optionsFromConfig(config, { stdio: true }, [], {}).options.clientAuth).toBeUndefined();
+  });
+});
