@@ -35,6 +35,9 @@ export interface ClientAuthFlags {
 
 const usage = (message: string) => new BridgeError('BRIDGE_ERR_USAGE', message);
 
+/** Headers the links write themselves (framing, content negotiation, MCP protocol headers). */
+const BRIDGE_OWNED_HEADER = /^(host|connection|keep-alive|transfer-encoding|te|upgrade|content-length|content-type|content-encoding|accept|accept-encoding|last-event-id|mcp-.*|sec-websocket-.*)$/i;
+
 /** The modes `--auth` accepts. */
 const MODES = ['none', 'token', 'jwt', 'pass-through'] as const;
 
@@ -80,7 +83,11 @@ export function clientAuthFromFlags(
       throw usage(`--auth pass-through sends each client's own token upstream, so the bridge's own OAuth (--${kebab(oauth)}) cannot apply; use one or the other`);
     }
     if (!ctx.upstreamIsUrl) throw usage('--auth pass-through passes the client token to an HTTP upstream; a command upstream has none to pass it to');
-    for (const h of flags.forwardHeader ?? []) if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h)) throw usage(`--forward-header must be a header name (got '${h}')`);
+    for (const h of flags.forwardHeader ?? []) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h)) throw usage(`--forward-header must be a header name (got '${h}')`);
+      // The bridge writes these itself for each upstream request: a client's value would break the protocol.
+      if (BRIDGE_OWNED_HEADER.test(h)) throw usage(`--forward-header ${h}: the bridge sets that header itself toward the upstream; name an application header`);
+    }
     return { mode, forwardHeaders: flags.forwardHeader ?? [] };
   }
   return undefined;

@@ -19,6 +19,7 @@ describe('clientAuthFromFlags: refusals say what to do', () => {
     ['--forward-header without pass-through', { auth: 'jwt', authIssuer: 'http://x', authAudience: 'a', forwardHeader: ['x-tenant'] }, {}, /--forward-header belongs to --auth pass-through/],
     ['pass-through with the bridge’s own OAuth', { auth: 'pass-through' }, { otherFlags: { oauthClientId: 'bridge' } }, /--auth pass-through [^]*\(--oauth-client-id\) cannot apply/],
     ['pass-through to a command', { auth: 'pass-through' }, { upstreamIsUrl: false }, /command upstream has none/],
+    ['forwarding a header the bridge writes', { auth: 'pass-through', forwardHeader: ['Mcp-Session-Id'] }, {}, /sets that header itself/],
     ['a mode with --stdio', { auth: 'jwt', authIssuer: 'http://x', authAudience: 'a' }, { stdio: true }, /with --stdio/],
     ['--auth-token with another mode', { auth: 'pass-through', authToken: 'x'.repeat(20) }, { authToken: 'x'.repeat(20) }, /--auth-token is the token mode/],
   ];
