@@ -2,9 +2,14 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Http, Unauthoriz
 import { UnauthorizedError as V1Unauthorized } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Http } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type RunningCli } from '../helpers/cli.js';
+import { startConfigBridge } from '../helpers/config-bridge.js';
+import { waitUntil } from '../helpers/faults.js';
 import { BrowserlessOAuthProvider, guardUpstream, type GuardedUpstream } from '../helpers/guarded-upstream.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
 import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
@@ -192,6 +197,33 @@ describe('--auth pass-through', () => {
       for (const t of Object.values(tokens)) expect(bridge.stderr()).not.toContain(t);
     });
   }
+
+  it('a config file with "auth": "pass-through": each server serves its own upstream’s metadata under its path', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'identity-config-'));
+    const file = path.join(dir, 'servers.json');
+    const modernUp = bridges.modern!.guard;
+    const probe = await as.clientCredentials('alice-svc', modernUp.url);
+    writeFileSync(file, JSON.stringify({ mcpServers: { tickets: { url: modernUp.url, headers: { Authorization: `Bearer ${probe}` } } }, bridge: { auth: 'pass-through' } }));
+    const daemon = await startConfigBridge(file, ['--log-level', 'warn']);
+    try {
+      // GET /servers is behind the gate like every route: pass-through admits any bearer token to the bridge's own routes.
+      await waitUntil('tickets is ready', async () => {
+        const r = await fetch(`${daemon.url}/servers`, { headers: { authorization: 'Bearer any' } });
+        const list = ((await r.json()) as { servers?: Array<{ name: string; state: string }> }).servers;
+        return list?.some((x) => x.name === 'tickets' && x.state === 'ready');
+      });
+      const res = await fetch(`${daemon.url}/servers/tickets/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${daemon.url}/.well-known/oauth-protected-resource/servers/tickets/mcp"`);
+      await res.body?.cancel();
+      const doc = (await (await fetch(`${daemon.url}/.well-known/oauth-protected-resource/servers/tickets/mcp`)).json()) as Record<string, unknown>;
+      expect(doc).toMatchObject({ resource: `${daemon.url}/servers/tickets/mcp`, authorization_servers: [as.issuer] });
+      expect((await fetch(`${daemon.url}/.well-known/oauth-protected-resource/servers/nobody/mcp`)).status).toBe(404);
+    } finally {
+      await daemon.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('refuses --auth pass-through in front of a command upstream (exit 2)', async () => {
     const a = await runCli(['--auth', 'pass-through', '--', process.execPath, '-e', '0']);
