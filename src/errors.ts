@@ -86,5 +86,7 @@ export function toRpcErrorBody(err: unknown): RpcErrorBody {
     return { code: RpcCode.InternalError, message: err.message, data: { bridgeCode: err.code } };
   }
   const message = err instanceof Error ? err.message : String(err);
+  // The upstream's HTTP status stays readable (--auth pass-through hands a 401/403 back to the client).
+  if (err instanceof TransportError) return { code: RpcCode.InternalError, message, data: { status: err.status } };
   return { code: RpcCode.InternalError, message };
 }

@@ -3,7 +3,7 @@ import type { LegacyChannel, LegacyRequestContext, LegacySessionHandler } from '
 import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { errorResponse, isResultResponse } from '../../src/jsonrpc/messages.js';
-import { RpcError } from '../../src/errors.js';
+import { RpcError, TransportError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { relayCall } from './relay-call.js';
 import { linkedSignal } from '../../src/links/linked-signal.js';
@@ -14,7 +14,9 @@ type Params = Record<string, unknown> | undefined;
 export function upstreamRefusal(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new RpcError(RpcCode.InternalError, `upstream session could not be opened: ${message}`, { cause: err });
+  // The upstream's HTTP status stays readable: --auth pass-through hands its 401/403 to the client.
+  const data = err instanceof TransportError ? { status: err.status } : undefined;
+  return new RpcError(RpcCode.InternalError, `upstream session could not be opened: ${message}`, { cause: err, data });
 }
 
 /** Opens an upstream session; rejects with `upstreamRefusal`. */

@@ -4,6 +4,7 @@ import type { LegacyLink, UpstreamInit } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { RpcError } from '../../src/errors.js';
 import type { SessionPool } from '../../src/links/session-pool.js';
+import { principalInit } from '../shared/principal-init.js';
 import type { Logger } from '../../src/log.js';
 import { DedicatedSession, openUpstream, upstreamRefusal } from './dedicated-session.js';
 import { PooledSession } from './pooled-session.js';
@@ -51,7 +52,7 @@ export class LegacyToLegacyBridge implements LegacyHandler {
     channel: LegacyChannel,
   ): Promise<{ result: InitializeResult; session: LegacySessionHandler }> {
     if (this.#closed) throw new RpcError(RpcCode.InternalError, 'the bridge is shutting down');
-    const init: UpstreamInit = { protocolVersion: params.protocolVersion, capabilities: params.capabilities, clientInfo: params.clientInfo };
+    const init: UpstreamInit = { protocolVersion: params.protocolVersion, capabilities: params.capabilities, clientInfo: params.clientInfo, ...principalInit(info.principal) };
     const logger = this.#logger.child({ session: info.id, transport: info.transport });
     const opened = this.#pooled ? await this.#openPooled(this.#pooled, init, channel, logger) : await this.#openDedicated(init, channel, logger);
     const session = this.#track(opened.session);

@@ -67,9 +67,12 @@ export async function runInputRounds(call: RoundsCall, opts: InputRoundsOptions)
   const base = state.stamp(call.params);
   const onNotification = (n: JSONRPCNotification) => void ctx.notify(n);
   const urlElicitations: string[] = [];
+  // --auth pass-through: the session's own credentials go upstream with each of its calls.
+  const headers = ctx.session.principal?.upstreamHeaders;
+  const upstreamHeaders = headers === undefined ? {} : { headers };
   let retry: Obj = {};
   for (let round = 0; ; round++) {
-    const outcome = await opts.link.call({ method, params: { ...base, ...retry } }, { signal, timeoutMs: opts.callTimeoutMs, onNotification });
+    const outcome = await opts.link.call({ method, params: { ...base, ...retry }, ...upstreamHeaders }, { signal, timeoutMs: opts.callTimeoutMs, onNotification });
     if (signal.aborted) return internal(`${method} cancelled`, 'BRIDGE_ERR_CLOSED');
     if ('error' in outcome || outcome.result.resultType !== 'input_required') {
       const final = toLegacyOutcome(method, outcome);

@@ -87,6 +87,7 @@ export class LegacyToModernBridge implements LegacyHandler {
       logger,
       ackTimeoutMs: this.opts.listenAckTimeoutMs,
       budget: this.opts.listenBudget,
+      upstreamHeaders: info.principal?.upstreamHeaders,
     });
     const resources = this.serverCapabilities.resources;
     const session = new BridgedSession({

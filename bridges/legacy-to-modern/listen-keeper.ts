@@ -36,6 +36,8 @@ export interface ListenKeeperOptions {
   backoff?: { minMs: number; maxMs: number };
   /** `--max-listens`: a session beyond it holds no listen (and gets no list_changed); absent: unbounded. */
   budget?: ListenBudget;
+  /** `--auth pass-through`: the session principal's headers for its upstream listen. */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 interface Listen {
@@ -166,7 +168,7 @@ export class ListenKeeper {
     const params = { _meta: this.opts.envelope(), notifications: filter };
     this.opts.logger.debug('l2m.listen.open', { listenId: listen.id, filter });
     void this.opts.link
-      .call({ method: 'subscriptions/listen', id: listen.id, params }, { signal: listen.controller.signal, onNotification: (n) => this.onNotification(listen, n, ack) })
+      .call({ method: 'subscriptions/listen', id: listen.id, params, ...(this.opts.upstreamHeaders ? { headers: this.opts.upstreamHeaders } : {}) }, { signal: listen.controller.signal, onNotification: (n) => this.onNotification(listen, n, ack) })
       .then((outcome) => {
         listen.ended = true;
         this.live.delete(listen);

@@ -9,6 +9,7 @@ import { LISTEN_LIMIT_MESSAGE, type ListenBudget } from '../shared/listen-budget
 import { acknowledgement, ListenFilter, stampSubscription, SUBSCRIPTION_ID_META_KEY } from '../shared/listen-filter.js';
 import type { LogRelay } from './log-relay.js';
 import { META } from './modern-envelope.js';
+import { principalId } from '../../src/identity/principal.js';
 
 /**
  * `subscriptions/listen` in front of a legacy server (digest §1.8, §5.4): the
@@ -161,8 +162,11 @@ export class ListenRelay {
 
   /** One unsolicited upstream notification: to every listen whose filter takes it. */
   dispatch(session: LegacyUpstreamSession, n: JSONRPCNotification): void {
+    const owner = session.init.principal ?? '';
     for (const listen of this.#listens) {
       if (!listen.filter.accepts(n)) continue;
+      // A listen hears only its own principal's upstream sessions (DESIGN "Identity"): one user's view never reaches another.
+      if (principalId(listen.ctx.principal) !== owner) continue;
       // An update comes from the session that holds the subscription; list changes from any.
       if (n.method === RESOURCE_UPDATED && listen.session !== session) continue;
       listen.ctx.notify(stampSubscription(n, listen.id));

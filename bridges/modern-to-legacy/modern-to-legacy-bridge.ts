@@ -7,6 +7,7 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { errorResponse, responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { CancelScope } from '../../src/links/cancel-scope.js';
 import type { SessionLease, SessionPool } from '../../src/links/session-pool.js';
+import { principalInit } from '../shared/principal-init.js';
 import type { Logger } from '../../src/log.js';
 import { BRIDGE_IMPLEMENTATION } from '../../src/version.js';
 import { clientCapabilitiesToLegacy, isEmbeddableInputMethod } from '../shared/capabilities-to-legacy.js';
@@ -42,6 +43,8 @@ export interface ModernToLegacyOptions {
   gatherMs?: number;
   /** `--max-parked`: parked MRTR calls at most; absent: unbounded. */
   maxParkedCalls?: number;
+  /** `--max-parked-per-principal`: one principal's share of the parked calls. */
+  maxParkedPerPrincipal?: number;
   /** `--max-listens`: the daemon's bound on open listens; absent: unbounded. */
   listenBudget?: ListenBudget;
 }
@@ -128,6 +131,7 @@ export class ModernToLegacyBridge implements ModernHandler {
       gatherMs: opts.gatherMs ?? 10,
       serverInfo: this.#serverInfo,
       maxParked: opts.maxParkedCalls,
+      maxParkedPerPrincipal: opts.maxParkedPerPrincipal,
     });
     this.#listens = new ListenRelay({
       pool: opts.pool,
@@ -173,6 +177,7 @@ export class ModernToLegacyBridge implements ModernHandler {
         capabilities: clientCapabilitiesToLegacy(env.clientCapabilities, this.#opts.facts.protocolVersion),
         // Legacy initialize requires a clientInfo; the bridge names itself when the request names none.
         clientInfo: env.clientInfo ?? BRIDGE_IMPLEMENTATION,
+        ...principalInit(ctx.principal),
       };
       return this.#routes[routeFor(spec.route, init, env.params)]({ req, env, ctx, spec, init }).then(
         (outcome) => responseFor(id, outcome),

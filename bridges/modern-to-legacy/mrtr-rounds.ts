@@ -6,6 +6,7 @@ import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcErrorBody, RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { SessionPool } from '../../src/links/session-pool.js';
 import type { Logger } from '../../src/log.js';
+import { principalId } from '../../src/identity/principal.js';
 import { ParkedCalls } from '../shared/parked-calls.js';
 import type { RequestStateCodec } from '../shared/request-state.js';
 import type { LogRelay } from './log-relay.js';
@@ -35,6 +36,8 @@ export interface MrtrRoundsOptions {
   serverInfo: Implementation;
   /** Parked calls at most (`--max-parked`); one more is cancelled upstream and answered -32603. */
   maxParked?: number;
+  /** Parked calls of one principal at most (`--max-parked-per-principal`), answered the same way. */
+  maxParkedPerPrincipal?: number;
 }
 
 /** One modern request to a method that may return `input_required`. */
@@ -145,7 +148,11 @@ export class MrtrRounds {
 
   /** digest §5.3 step 3–4: verify the state, find the parked call, send the answers upstream. */
   async #resume(r: MrtrRequest): Promise<Found> {
-    const verdict = this.#opts.codec.open(r.env.params.requestState, r.req.method, r.env.params);
+    const verdict = this.#opts.codec.open(r.env.params.requestState, r.req.method, r.env.params, principalId(r.ctx.principal));
+    if (!verdict.ok && verdict.reason === 'principal') {
+      this.#opts.logger.warn('identity.foreign_state', { what: 'requestState', id: r.req.id, method: r.req.method, caller: principalId(r.ctx.principal) });
+      return { error: { code: RpcCode.InvalidParams, message: verdict.message, data: { requestState: 'expired' } } };
+    }
     if (!verdict.ok) {
       return { error: { code: RpcCode.InvalidParams, message: verdict.message, data: { requestState: verdict.reason } } };
     }
@@ -178,14 +185,22 @@ export class MrtrRounds {
       parked.cancel(`too many parked calls (${max}, --max-parked)`);
       return { error: { code: RpcCode.InternalError, message: 'too many parked calls (--max-parked)', data: { maxParkedCalls: max } } };
     }
-    const ref = this.#parked.park(parked);
+    const owner = principalId(r.ctx.principal);
+    const mine = this.#opts.maxParkedPerPrincipal;
+    if (mine !== undefined && owner !== '' && this.#parked.countOwnedBy(owner) >= mine) {
+      this.#opts.logger.warn('m2l.parked_limit', { id: r.req.id, method: r.req.method, principal: owner, maxParkedPerPrincipal: mine });
+      parked.cancel(`too many parked calls for this principal (${mine}, --max-parked-per-principal)`);
+      return { error: { code: RpcCode.InternalError, message: 'too many parked calls for this principal (--max-parked-per-principal)', data: { maxParkedPerPrincipal: mine } } };
+    }
+    const ref = this.#parked.park(parked, undefined, owner);
     // A parked MrtrCall keeps no copy of its round: the state carries it to the retry (issue 17).
     let extra: Record<string, unknown> | undefined;
     if (parked instanceof MrtrCall && JSON.stringify(inputRequests).length <= CARRY_MAX_CHARS) {
       extra = { [ASKED]: inputRequests };
       parked.dropAsked(Object.keys(inputRequests));
     }
-    const requestState = this.#opts.codec.seal(ref, r.req.method, r.env.params, extra);
+    // Bound to the principal (spec: requestState SHOULD be): another user's retry finds nothing parked.
+    const requestState = this.#opts.codec.seal(ref, r.req.method, r.env.params, extra, owner);
     this.#opts.logger.info('m2l.input_required', { id: r.req.id, method: r.req.method, keys: Object.keys(inputRequests) });
     return { result: { resultType: 'input_required', inputRequests, requestState, _meta: { [META.serverInfo]: this.#opts.serverInfo } } };
   }

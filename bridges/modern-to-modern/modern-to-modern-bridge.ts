@@ -66,7 +66,8 @@ export class ModernToModernBridge implements ModernHandler {
     const linked = req.method === LISTEN ? linkedSignal([ctx.signal, this.#closing.signal, this.#draining.signal]) : { signal: callSignal(ctx), dispose: noop };
     try {
       const text = requestText(req);
-      outcome = await this.#link.call({ method: req.method, id: req.id, ...(params === undefined ? {} : { params }), ...(text === undefined ? {} : { text }) }, {
+      const headers = ctx.principal?.upstreamHeaders; // --auth pass-through: the client's own token goes upstream
+      outcome = await this.#link.call({ method: req.method, id: req.id, ...(params === undefined ? {} : { params }), ...(text === undefined ? {} : { text }), ...(headers === undefined ? {} : { headers }) }, {
         signal: linked.signal,
         onNotification: (n) => ctx.notify(n),
         timeoutMs,

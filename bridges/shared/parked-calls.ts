@@ -30,6 +30,8 @@ interface Slot<T> {
   entry: T;
   expiresAt: number;
   ttlMs: number;
+  /** The principal the entry belongs to ('' for none). */
+  owner: string;
 }
 
 /**
@@ -50,10 +52,10 @@ export class ParkedCalls<T extends Parkable> {
   }
 
   /** Parks an entry and returns its new, unguessable reference. */
-  park(entry: T, ttlMs = this.#opts.ttlMs): string {
+  park(entry: T, ttlMs = this.#opts.ttlMs, owner = ''): string {
     const ref = randomUUID();
     const expiresAt = this.#now() + ttlMs;
-    this.#slots.set(ref, { entry, expiresAt, ttlMs });
+    this.#slots.set(ref, { entry, expiresAt, ttlMs, owner });
     if (expiresAt < this.#armedFor) this.#arm(expiresAt);
     return ref;
   }
@@ -73,6 +75,13 @@ export class ParkedCalls<T extends Parkable> {
 
   get size(): number {
     return this.#slots.size;
+  }
+
+  /** Entries parked for one principal (`--max-parked-per-principal`; a scan, run only when that bound is set). */
+  countOwnedBy(owner: string): number {
+    let n = 0;
+    for (const slot of this.#slots.values()) if (slot.owner === owner) n++;
+    return n;
   }
 
   /** Cancels every entry (bridge shutdown). */

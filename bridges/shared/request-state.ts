@@ -11,7 +11,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
  */
 
 /** Why an echoed requestState was refused; each reads as its own -32602 message. */
-export type RequestStateFailure = 'tampered' | 'expired' | 'foreign' | 'method' | 'params';
+export type RequestStateFailure = 'tampered' | 'expired' | 'foreign' | 'method' | 'params' | 'principal';
 
 export type RequestStateVerdict =
   | { ok: true; ref: string; extra?: Record<string, unknown> }
@@ -34,6 +34,7 @@ interface SealedBody {
   /** params digest */ d: string;
   /** expiry, epoch ms */ x: number;
   /** extra claims the caller wants back */ e?: Record<string, unknown>;
+  /** the principal it was issued to (absent: none); the spec says requestState SHOULD be bound to it */ p?: string;
 }
 
 const PREFIX = 'mb1';
@@ -74,9 +75,10 @@ export class RequestStateCodec {
   }
 
   /** A sealed state naming `ref`, valid for `ttlMs` and only for this method and these params. */
-  seal(ref: string, method: string, params: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string {
+  seal(ref: string, method: string, params: Record<string, unknown> | undefined, extra?: Record<string, unknown>, principal?: string): string {
     const body: SealedBody = { i: this.instanceId, r: ref, m: method, d: paramsDigest(params), x: this.#now() + this.ttlMs };
     if (extra !== undefined) body.e = extra;
+    if (principal) body.p = principal;
     const encoded = Buffer.from(JSON.stringify(body)).toString('base64url');
     return `${PREFIX}.${encoded}.${this.#mac(encoded).toString('base64url')}`;
   }
@@ -84,9 +86,10 @@ export class RequestStateCodec {
   /**
    * Checks an echoed state, in this order: shape, seal (a state whose seal fails
    * but that names another instance is reported `foreign`, since only that
-   * instance could verify it), instance, expiry, method, params digest.
+   * instance could verify it), instance, principal (another principal's state
+   * reads as one that names no parked call), expiry, method, params digest.
    */
-  open(state: unknown, method: string, params: Record<string, unknown> | undefined): RequestStateVerdict {
+  open(state: unknown, method: string, params: Record<string, unknown> | undefined, principal?: string): RequestStateVerdict {
     const tampered = (why: string): RequestStateVerdict => ({ ok: false, reason: 'tampered', message: `requestState is tampered: ${why}` });
     if (typeof state !== 'string') return tampered('it is not a string');
     const parts = state.split('.');
@@ -103,6 +106,9 @@ export class RequestStateCodec {
     const sealOk = given.length === expected.length && timingSafeEqual(given, expected);
     if (!sealOk) return body.i === this.instanceId ? tampered('its seal does not verify') : foreign;
     if (body.i !== this.instanceId) return foreign;
+    if ((body.p ?? '') !== (principal ?? '')) {
+      return { ok: false, reason: 'principal', message: 'requestState expired: the call it names is no longer parked (it reached its time-to-live, was cancelled, or was already resumed); start the request again without it' };
+    }
     if (this.#now() > body.x) {
       return { ok: false, reason: 'expired', message: `requestState expired ${this.#now() - body.x} ms ago (time-to-live ${this.ttlMs} ms); start the request again without it` };
     }
@@ -142,7 +148,8 @@ function decodeBody(encoded: string): SealedBody | undefined {
       typeof v === 'object' && v !== null &&
       typeof v.i === 'string' && typeof v.r === 'string' && typeof v.m === 'string' &&
       typeof v.d === 'string' && typeof v.x === 'number' &&
-      (v.e === undefined || (typeof v.e === 'object' && v.e !== null && !Array.isArray(v.e)));
+      (v.e === undefined || (typeof v.e === 'object' && v.e !== null && !Array.isArray(v.e))) &&
+      (v.p === undefined || typeof v.p === 'string');
     return ok ? (v as SealedBody) : undefined;
   } catch {
     return undefined;

@@ -37,7 +37,9 @@ export function optionsFromConfig(config: ServersConfig, flags: CliFlags, comman
   }
   const fromFile: CliFlags = { ...config.bridge };
   // A desktop client that launches `--stdio` is the only client; the file's HTTP credentials do not apply.
-  if (flags.stdio) delete fromFile.authToken;
+  if (flags.stdio) {
+    for (const key of ['authToken', 'auth', 'authIssuer', 'authAudience', 'authJwksUrl', 'authRequiredScope', 'authIntrospectionUrl', 'authIntrospectionClientId', 'forwardHeader'] as const) delete fromFile[key];
+  }
   const merged: CliFlags = { ...fromFile, ...definedOnly(flags) };
   let options: BridgeOptions;
   try {

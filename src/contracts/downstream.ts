@@ -7,6 +7,7 @@ import type {
   JSONRPCRequest,
   JSONRPCResponse,
 } from '@modelcontextprotocol/server';
+import type { Principal } from '../identity/principal.js';
 import type { ParamHeaderSpec } from '../wire/param-headers.js';
 
 export type { ParamHeaderSpec } from '../wire/param-headers.js';
@@ -38,6 +39,8 @@ export interface ModernRequestContext {
    * and those that stay open (listens). Absent on faces without it.
    */
   onCancel?(listener: () => void): void;
+  /** Who the request acts for (DESIGN "Identity"); absent when the bridge authenticates no one. */
+  principal?: Principal;
 }
 
 /** The bridge-side handler of modern traffic, one per daemon. */
@@ -71,6 +74,8 @@ export interface LegacySessionInfo {
   clientCapabilities: ClientCapabilities;
   clientInfo: Implementation;
   transport: 'streamable-http' | 'http+sse' | 'ws' | 'stdio';
+  /** Who opened the session; only that principal may use it (DESIGN "Identity"). */
+  principal?: Principal;
 }
 
 /** Server→client traffic toward one legacy session. */

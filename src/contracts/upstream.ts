@@ -63,6 +63,8 @@ export interface OutboundRequest {
    * HTTP link sends these bytes instead of serializing the request again.
    */
   text?: string;
+  /** `--auth pass-through`: the client's headers for this request (modern HTTP links). Secret. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Traffic from the server that belongs to no call. */
@@ -77,6 +79,10 @@ export interface UpstreamInit {
   protocolVersion: string;
   capabilities: ClientCapabilities;
   clientInfo: Implementation;
+  /** The principal's id (DESIGN "Identity"): part of the pool key, so two users never share a session or child. */
+  principal?: string;
+  /** `--auth pass-through`: the client's headers for this session's upstream requests (HTTP links). Secret. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** One initialized session with a legacy (initialize-era or http+sse) server. */

@@ -2,6 +2,7 @@ import { EPOCHS } from '../epochs/versions.js';
 import { BridgeError } from '../errors.js';
 import { isValidAuthToken } from '../faces/auth.js';
 import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
+import { clientAuthFromFlags, type ClientAuthFlags } from '../identity/client-auth-config.js';
 import { oauthConfigFrom, type OAuthFlags } from '../links/oauth/oauth-config.js';
 import { createLogger, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 import { clusterFrom } from './cluster-from-flags.js';
@@ -9,7 +10,7 @@ import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
 
 /** The CLI's flags as commander hands them over (strings and arrays, unvalidated). */
-export interface CliFlags extends OAuthFlags {
+export interface CliFlags extends OAuthFlags, ClientAuthFlags {
   upstream?: string;
   listen?: string;
   stdio?: boolean;
@@ -83,7 +84,8 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
   const listen = (flags.listen ?? env.MCP_BRIDGE_LISTEN) ? parseListen((flags.listen ?? env.MCP_BRIDGE_LISTEN)!) : DEFAULT_OPTIONS.listen;
   const authToken = authTokenFrom(flags, env, stdio);
   const allowUnauthenticated = flags.allowUnauthenticated ?? false;
-  if (!stdio && authToken === undefined && !allowUnauthenticated && !isLoopbackHost(listen.host)) {
+  const clientAuth = clientAuthFromFlags(flags, { authToken, stdio, upstreamIsUrl: upstream.kind === 'url' || (flags.upstream === undefined && command.length === 0), otherFlags: flags as Record<string, unknown>, env });
+  if (!stdio && authToken === undefined && clientAuth === undefined && !allowUnauthenticated && !isLoopbackHost(listen.host)) {
     throw usage(
       `refusing to listen on ${listen.host} without authentication: anyone who can reach it could drive the upstream. ` +
         'Set --auth-token <token> (or MCP_BRIDGE_AUTH_TOKEN), listen on 127.0.0.1, or pass --allow-unauthenticated if something in front of the bridge authenticates',
@@ -108,9 +110,12 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
     stdio,
     allowOrigins: flags.allowOrigin ?? [],
     allowHosts: flags.allowHost ?? [],
-    authToken,
+    authToken: clientAuth === undefined ? authToken : undefined,
     allowUnauthenticated,
-    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret, cluster?.secret), logFormat),
+    clientAuth,
+    maxSessionsPerPrincipal: flags.maxSessionsPerPrincipal === undefined ? undefined : int(flags.maxSessionsPerPrincipal, '--max-sessions-per-principal', 0, 1),
+    maxParkedPerPrincipal: flags.maxParkedPerPrincipal === undefined ? undefined : int(flags.maxParkedPerPrincipal, '--max-parked-per-principal', 0, 1),
+    logger: createLogger(logLevel, {}, undefined, secretsOf(upstream, authToken, requestStateKey, oauth?.clientSecret, cluster?.secret, clientAuth?.mode === 'jwt' ? clientAuth.introspectionClientSecret : undefined), logFormat),
     poolMax: int(flags.poolMax, '--pool-max', DEFAULT_OPTIONS.poolMax, 1),
     poolIdleMs: int(flags.poolIdle, '--pool-idle', DEFAULT_OPTIONS.poolIdleMs, 0),
     sessionIdleMs: int(flags.sessionIdle, '--session-idle', DEFAULT_OPTIONS.sessionIdleMs, 1),
@@ -175,8 +180,8 @@ function authTokenFrom(flags: CliFlags, env: NodeJS.ProcessEnv, stdio: boolean):
 }
 
 /** Values no log line may show: upstream header values (and their credential part), a URL password, the token and the key. */
-function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined, clientSecret?: string, clusterSecret?: string): string[] {
-  const secrets = [authToken, requestStateKey, clientSecret, clusterSecret];
+function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requestStateKey: string | undefined, clientSecret?: string, clusterSecret?: string, introspectionSecret?: string): string[] {
+  const secrets = [authToken, requestStateKey, clientSecret, clusterSecret, introspectionSecret];
   if (upstream.kind === 'url') {
     for (const value of Object.values(upstream.headers)) secrets.push(value, /^\S+\s+(\S.*)$/.exec(value)?.[1]);
     const password = new URL(upstream.url).password;

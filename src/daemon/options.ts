@@ -1,5 +1,6 @@
 import type { Epoch } from '../epochs/versions.js';
 import type { OAuthConfig } from '../links/oauth/oauth-config.js';
+import type { ClientAuthConfig } from '../identity/client-auth-config.js';
 import type { Logger } from '../log.js';
 
 /** Where the upstream server is: a URL, or a command the bridge spawns. */
@@ -24,6 +25,12 @@ export interface BridgeOptions {
   authToken?: string;
   /** Lets the HTTP faces listen on a non-loopback address without `authToken`. */
   allowUnauthenticated: boolean;
+  /** `--auth jwt` or `--auth pass-through` (wins over `authToken`); absent: the token mode, or none. */
+  clientAuth?: ClientAuthConfig;
+  /** Downstream sessions one principal may hold at most (`--max-sessions-per-principal`). */
+  maxSessionsPerPrincipal?: number;
+  /** Parked MRTR calls one principal may hold at most (`--max-parked-per-principal`). */
+  maxParkedPerPrincipal?: number;
   logger: Logger;
   /**
    * Upper bound of upstream legacy sessions (children for stdio). The pool opens up to min(poolMax, CPU cores)

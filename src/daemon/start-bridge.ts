@@ -4,6 +4,7 @@ import { HTTP_PROBE_TIMEOUT_MS } from '../epochs/http-observe.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
 import { authorizedFetch } from '../links/oauth/authorized-fetch.js';
 import { UpstreamOAuth } from '../links/oauth/upstream-oauth.js';
+import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
 import { BridgeOps } from '../ops/bridge-ops.js';
@@ -125,6 +126,8 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
     allowOrigins: [...opts.allowOrigins, ...opts.corsOrigins],
     allowHosts: opts.allowHosts,
     authToken: opts.authToken,
+    auth: buildClientAuth(opts.clientAuth, opts.authToken, () => (opts.upstream.kind === 'url' ? opts.upstream.url : undefined)),
+    maxSessionsPerPrincipal: opts.maxSessionsPerPrincipal,
     maxBodyBytes: opts.maxBodyBytes,
     maxHeaderBytes: opts.maxHeaderBytes,
     maxSessions: opts.maxSessions,

@@ -1,10 +1,12 @@
 import type { ServerEntry, ServersConfig } from '../config/servers-config.js';
+import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { ServerRoutes } from '../faces/server-routes.js';
 import { canonicalJson } from '../links/canonical-json.js';
 import type { BridgeOptions } from './options.js';
 import { ServerUnit, type ServerStatus } from './server-unit.js';
 import { debugStats } from './start-bridge.js';
+import { upstreamUrlOf } from './upstream-url-of.js';
 
 /** What one reload changed, by server name. */
 export interface ReloadReport {
@@ -53,6 +55,8 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     allowOrigins: base.allowOrigins,
     allowHosts: base.allowHosts,
     authToken: base.authToken,
+    auth: buildClientAuth(base.clientAuth, base.authToken, (path) => upstreamUrlOf(units.values(), path)),
+    maxSessionsPerPrincipal: base.maxSessionsPerPrincipal,
     maxBodyBytes: base.maxBodyBytes,
     maxHeaderBytes: base.maxHeaderBytes,
     maxJsonDepth: base.maxJsonDepth,

@@ -120,6 +120,7 @@ function handlersFor(upstream: Upstream, opts: BridgeOptions, listenBudget: List
       requestStateKey: cluster?.requestStateKey ?? opts.requestStateKey,
       instanceId: cluster?.instanceId,
       maxParkedCalls: opts.maxParkedCalls,
+      maxParkedPerPrincipal: opts.maxParkedPerPrincipal,
     }),
     legacy: new LegacyToLegacyBridge({
       ...common,

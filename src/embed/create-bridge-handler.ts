@@ -6,6 +6,8 @@ import { upstreamFrom } from '../daemon/config-from-flags.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from '../daemon/options.js';
 import { ServerUnit, type ServerStatus } from '../daemon/server-unit.js';
 import { optionsFor } from '../daemon/start-servers.js';
+import { upstreamUrlOf } from '../daemon/upstream-url-of.js';
+import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { ServerRoutes } from '../faces/server-routes.js';
 import { createLogger } from '../log.js';
@@ -58,6 +60,8 @@ export function createBridgeHandler(opts: BridgeHandlerOptions): BridgeHandler {
     allowOrigins: base.allowOrigins,
     allowHosts: base.allowHosts,
     authToken: base.authToken,
+    auth: buildClientAuth(base.clientAuth, base.authToken, (path) => upstreamUrlOf(units, path)),
+    maxSessionsPerPrincipal: base.maxSessionsPerPrincipal,
     maxBodyBytes: base.maxBodyBytes,
     maxJsonDepth: base.maxJsonDepth,
     maxSessions: base.maxSessions,

@@ -1,6 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { credentialDigest } from '../identity/principal.js';
+import { bearerToken, type AuthVerdict, type ClientAuth } from './auth-verdict.js';
 
-/** The realm named in every `WWW-Authenticate` challenge. */
+/** The realm named in every `WWW-Authenticate` challenge of the static-token mode. */
 export const AUTH_REALM = 'mcp-bridge';
 
 /** RFC 6750 §2.1 `b64token`, at least 16 characters: what `--auth-token` accepts. */
@@ -18,25 +21,44 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
+const UNAUTHORIZED: Record<AuthFailure, string> = {
+  missing: 'Unauthorized: this bridge requires an Authorization: Bearer <token> header',
+  scheme: 'Unauthorized: only the Bearer authorization scheme is accepted',
+  invalid: 'Unauthorized: the bearer token is not valid',
+};
+
 /**
- * Checks `Authorization: Bearer <token>` against one configured token. Both
- * sides are hashed first, so `timingSafeEqual` compares equal-length digests
- * and neither the token's bytes nor its length leak through timing.
+ * `--auth token`: checks `Authorization: Bearer <token>` against one configured
+ * token. Both sides are hashed first, so `timingSafeEqual` compares equal-length
+ * digests and neither the token's bytes nor its length leak through timing.
+ * Every client holding the token is one principal (the token's digest).
  */
-export class BearerAuth {
+export class BearerAuth implements ClientAuth {
+  readonly mode = 'token' as const;
   private readonly expected: Buffer;
+  private readonly principal: { id: string };
 
   constructor(token: string) {
     this.expected = digest(token);
+    this.principal = { id: `token:${credentialDigest(token)}` };
   }
 
   /** Undefined when the header carries the token; else why not. */
   check(authorization: string | undefined): AuthFailure | undefined {
-    if (authorization === undefined || authorization.trim() === '') return 'missing';
-    // RFC 9110 §11.1: the scheme is case-insensitive; one or more spaces follow it.
-    const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(authorization);
-    if (!m || m[1].toLowerCase() !== 'bearer') return 'scheme';
-    return timingSafeEqual(digest(m[2]), this.expected) ? undefined : 'invalid';
+    const token = bearerToken(authorization);
+    if (token === undefined) return 'missing';
+    if (token === 'scheme') return 'scheme';
+    return timingSafeEqual(digest(token), this.expected) ? undefined : 'invalid';
+  }
+
+  authenticate(headers: IncomingHttpHeaders): AuthVerdict {
+    const failure = this.check(headers.authorization);
+    if (failure === undefined) return { ok: true, principal: this.principal };
+    return { ok: false, status: 401, message: UNAUTHORIZED[failure], error: failure === 'invalid' ? 'invalid_token' : undefined };
+  }
+
+  challenge(verdict: Extract<AuthVerdict, { ok: false }>): string {
+    return BearerAuth.challenge(verdict.error === 'invalid_token' ? 'invalid' : 'missing');
   }
 
   /** The `WWW-Authenticate` value for a failure (RFC 6750 §3: `invalid_token` when a token was presented). */

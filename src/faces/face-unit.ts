@@ -9,7 +9,7 @@ import { attachTraceHeaders } from '../ops/tracing.js';
 import { classifyPost } from './classify-post.js';
 import { readJsonBody } from './http-body.js';
 import { ModernPost, flatHeaders, writeJsonError } from './modern-post.js';
-import type { Refusal } from './request-gate.js';
+import type { GateCheck } from './request-gate.js';
 import type { SessionBudget } from './session-budget.js';
 import { SseSessions } from './sse-sessions.js';
 import { StreamableHttpSessions } from './streamable-http-sessions.js';
@@ -30,7 +30,7 @@ export interface FaceUnitShared {
   /** `--event-store-max`: events kept per legacy Streamable HTTP session for resumption. */
   eventStoreMax?: number;
   sessions: SessionBudget;
-  gate: (req: IncomingMessage) => Refusal | undefined;
+  gate: GateCheck;
   /** Counts refused requests by reason (issue 13), when metrics are on. */
   metrics?: BridgeMetrics;
   /** A cluster replica (issue 16): session ids name their owner, and state held elsewhere is forwarded to it. */

@@ -14,7 +14,9 @@ import { FaceUnit, type FaceUnitHandlers, type FaceUnitShared, type Handler } fr
 import { writeJsonError } from './modern-post.js';
 import { isOriginAllowed } from './origin.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './inbound-json.js';
+import type { ClientAuth } from './auth-verdict.js';
 import { RequestGate, type Refusal } from './request-gate.js';
+import { isResourceMetadataPath, serveResourceMetadata } from './auth-metadata-route.js';
 import { ServerRoutes } from './server-routes.js';
 import { SessionBudget } from './session-budget.js';
 
@@ -35,12 +37,16 @@ export interface HttpFaceOptions {
   allowHosts?: string[];
   /** When set, every route but /healthz needs `Authorization: Bearer <token>`. */
   authToken?: string;
+  /** Client authentication (`--auth jwt | pass-through | token`); wins over `authToken`. */
+  auth?: ClientAuth;
   /** node's `maxHeaderSize`: larger request headers get 431. */
   maxHeaderBytes?: number;
   /** Deeper JSON bodies and WebSocket frames get 400 -32600 before parsing. */
   maxJsonDepth?: number;
   /** Downstream legacy sessions at most, all transports together; one more initialize gets 503. */
   maxSessions?: number;
+  /** One principal's share of `maxSessions` (`--max-sessions-per-principal`). */
+  maxSessionsPerPrincipal?: number;
   /** SSE events kept per Streamable HTTP session for Last-Event-ID (default 1000; 0: none). */
   eventStoreMax?: number;
   /** When set, `GET /debug/stats` (behind the same gate as every route) answers this object as JSON (`--debug-stats`). */
@@ -102,7 +108,7 @@ export class HttpFace {
   /** Builds the app, binds `listen.host:listen.port` (0 picks a port) and resolves once listening. */
   static async start(opts: HttpFaceOptions): Promise<HttpFace> {
     const logger = opts.logger.child({ face: 'http' });
-    const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: opts.listen.host, authToken: opts.authToken });
+    const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: opts.listen.host, authToken: opts.authToken, auth: opts.auth });
     const parts = faceParts(opts, gate, logger);
     const metrics = opts.ops?.metrics;
     const maxHeaderBytes = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
@@ -131,7 +137,7 @@ export class HttpFace {
   static embedded(opts: Omit<HttpFaceOptions, 'listen'> & { listen?: { host: string } }): EmbeddedFace {
     const logger = opts.logger.child({ face: 'http' });
     const host = opts.listen?.host ?? '127.0.0.1';
-    const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: host, authToken: opts.authToken });
+    const gate = new RequestGate({ allowOrigins: opts.allowOrigins, allowHosts: opts.allowHosts ?? [], listenHost: host, authToken: opts.authToken, auth: opts.auth });
     const parts = faceParts({ ...opts, listen: { host, port: 0 } }, gate, logger);
     return {
       listener: buildListener({ ...opts, listen: { host, port: 0 } }, parts, gate, logger),
@@ -205,8 +211,8 @@ function faceParts(opts: HttpFaceOptions, gate: RequestGate, logger: Logger): Fa
     sessionIdleMs: opts.sessionIdleMs,
     inputTimeoutMs: opts.inputTimeoutMs,
     eventStoreMax: opts.eventStoreMax,
-    sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS, metrics && (() => metrics.refused('limits'))),
-    gate: (req) => counted(metrics, gate.check(req.headers)),
+    sessions: new SessionBudget(opts.maxSessions ?? DEFAULT_MAX_SESSIONS, opts.maxSessionsPerPrincipal, metrics && (() => metrics.refused('limits'))),
+    gate: (req) => counted(metrics, gate.check(req)),
     metrics,
     cluster: opts.cluster,
   };
@@ -246,21 +252,34 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
     const path = routePath(req.url);
     // CORS (--cors-origin): an origin the Origin check allows gets its headers on every answer, refusals
     // included (a page must read a 401's WWW-Authenticate); a preflight carries no credentials, so it is
-    // answered after Host and Origin but before the token. A refused origin falls through to the 403 below.
+    // answered after Host and Origin but before the credentials. A refused origin falls through to the 403 below.
     const origin = req.headers.origin;
-    if (cors && origin !== undefined && isOriginAllowed(origin, opts.allowOrigins)) {
-      if (isPreflight(req)) {
-        const refused = gate.check(req.headers, { open: true });
-        if (!refused) return answerPreflight(req, res, origin);
-      } else addCorsHeaders(res, origin);
+    if (cors && origin !== undefined && isOriginAllowed(origin, opts.allowOrigins) && isPreflight(req)) {
+      const refused = gate.check(req, { open: true });
+      if (refused instanceof Promise) {
+        refused.then((r) => (r ? admitted(r, path, false, req, res) : answerPreflight(req, res, origin)), (err: unknown) => admitted(INTERNAL_REFUSAL, path, false, req, res, err));
+        return;
+      }
+      if (!refused) return answerPreflight(req, res, origin);
+    } else if (cors && origin !== undefined && isOriginAllowed(origin, opts.allowOrigins)) addCorsHeaders(res, origin);
+    // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the credentials.
+    // The resource metadata is open: it is how an OAuth client learns where to get a token (RFC 9728).
+    const metadata = isResourceMetadataPath(path);
+    const refused = gate.check(req, { open: path === '/healthz' || path === '/readyz' || metadata });
+    if (refused instanceof Promise) {
+      refused.then((r) => admitted(r, path, metadata, req, res), (err: unknown) => admitted(INTERNAL_REFUSAL, path, metadata, req, res, err));
+      return;
     }
-    // Every route, before anything else: Host (DNS rebinding), Origin (digest §2.1), then the bearer token.
-    const refused = gate.check(req.headers, { open: path === '/healthz' || path === '/readyz' });
+    admitted(refused, path, metadata, req, res);
+  };
+
+  function admitted(refused: Refusal | undefined, path: string, metadata: boolean, req: IncomingMessage, res: ServerResponse, err?: unknown): void {
     if (refused) {
       metrics?.refused(refused.reason);
-      logRefusal(logger, refused, req, path);
+      logRefusal(logger, refused, req, path, err);
       return writeJsonError(res, refused.status, null, refused.error, refused.headers);
     }
+    if (metadata) return void serveResourceMetadata(gate.auth, req, res, path, logger);
     // A stopping bridge takes nothing new (SIGTERM, --shutdown-timeout), and says so to health checks too
     // (/readyz with its reason); requests in flight were admitted before.
     if (parts.draining && path !== '/readyz') return writeJsonError(res, 503, null, SHUTTING_DOWN, { connection: 'close', 'retry-after': '1' });
@@ -270,7 +289,7 @@ function buildListener(opts: HttpFaceOptions, parts: FaceParts, gate: RequestGat
     const handler = byMethod?.[req.method === 'HEAD' ? 'GET' : (req.method ?? '')] ?? byMethod?.['*'] ?? parts.servers.handlerFor(req);
     if (!handler) return writeJsonError(res, 404, null, NOT_FOUND);
     run(logger, handler, req, res, path);
-  };
+  }
 }
 
 /** The face's own routes; the MCP routes come from `parts.servers` (server-routes.ts). */
@@ -306,11 +325,16 @@ function addOpsRoutes(routes: RouteTable, ops: HttpFaceOps | undefined, draining
   }
 }
 
-/** The gate's verdict, counted when it refuses. */
-function counted(metrics: BridgeMetrics | undefined, refused: Refusal | undefined): Refusal | undefined {
-  if (refused) metrics?.refused(refused.reason);
+/** The gate's verdict, counted when it refuses (now or once a token check settles). */
+function counted(metrics: BridgeMetrics | undefined, refused: Refusal | undefined | Promise<Refusal | undefined>): Refusal | undefined | Promise<Refusal | undefined> {
+  if (!metrics) return refused;
+  if (refused instanceof Promise) return refused.then((r) => counted(metrics, r) as Refusal | undefined);
+  if (refused) metrics.refused(refused.reason);
   return refused;
 }
+
+/** What a client gets when checking its credentials failed inside the bridge. */
+const INTERNAL_REFUSAL: Refusal = { reason: 'auth', status: 500, error: { code: RpcCode.InternalError, message: 'Internal error' }, headers: {} };
 
 /** The path a route is looked up by: no query, lower case, one trailing slash dropped. */
 function routePath(url: string | undefined): string {
@@ -334,8 +358,10 @@ function writeJson(res: ServerResponse, value: unknown, status = 200): void {
   res.end(body);
 }
 
-function logRefusal(logger: Logger, refused: Refusal, req: IncomingMessage, path: string): void {
+function logRefusal(logger: Logger, refused: Refusal, req: IncomingMessage, path: string, err?: unknown): void {
   const fields: Record<string, unknown> = { reason: refused.reason, status: refused.status, method: req.method, path };
+  if (refused.reason === 'auth') fields.why = refused.error.message;
+  if (err !== undefined) fields.err = err;
   if (refused.reason === 'host') fields.host = req.headers.host;
   if (refused.reason === 'origin') fields.origin = req.headers.origin;
   logger.warn('http.refused', fields);

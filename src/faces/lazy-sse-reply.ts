@@ -75,7 +75,7 @@ export class LazySseReply {
    * empty SSE stream, since a request must get JSON or SSE (digest §4.3).
    * `status` applies to a JSON reply only: once on SSE, 200 has been sent.
    */
-  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined, status = 200): void {
+  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined, status = 200, headers?: Record<string, string>): void {
     if (this.finished) return;
     this.finished = true;
     const messages = answer === undefined ? [] : Array.isArray(answer) ? answer : [answer];
@@ -90,7 +90,7 @@ export class LazySseReply {
       // An upstream response relayed unchanged goes out as the upstream sent it (jsonrpc/verbatim.ts).
       const body = verbatimText(answer) ?? stringifyJsonRpc(answer);
       // A known length spares the chunked framing (one write instead of body + terminator).
-      this.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...this.opts.headers });
+      this.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...this.opts.headers, ...headers });
       this.res.end(body);
       return;
     }

@@ -20,6 +20,7 @@ import {
   messageShapeProblem,
   resultResponse,
 } from '../jsonrpc/messages.js';
+import type { Principal } from '../identity/principal.js';
 import type { Logger } from '../log.js';
 import { legacyParamsProblem } from './legacy-params.js';
 import { invalidParamsError } from './params-shape.js';
@@ -36,6 +37,8 @@ export interface DriverOptions {
   send(msg: JSONRPCMessage): boolean;
   logger: Logger;
   inputTimeoutMs?: number;
+  /** Who opened the session (the gate's principal for the initialize request). */
+  principal?: Principal;
 }
 
 /** A stream tied to one incoming request (Streamable HTTP: that POST's SSE stream). */
@@ -73,6 +76,11 @@ export class LegacySessionDriver {
 
   get initialized(): boolean {
     return this.sessionInfo !== undefined;
+  }
+
+  /** Who opened the session; only the same principal may use it. */
+  get principal(): Principal | undefined {
+    return this.opts.principal;
   }
 
   get info(): LegacySessionInfo | undefined {
@@ -187,6 +195,7 @@ export class LegacySessionDriver {
       clientCapabilities: params.capabilities,
       clientInfo: params.clientInfo ?? { name: 'unknown', version: '0' },
       transport: this.opts.transport,
+      principal: this.opts.principal,
     };
     const channel: LegacyChannel = {
       notify: (n) => !this.closed && this.opts.send(n),

@@ -1,5 +1,6 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/server';
 import type { ModernRequestContext } from '../contracts/downstream.js';
+import type { Principal } from '../identity/principal.js';
 import type { LazySseReply } from './lazy-sse-reply.js';
 
 /**
@@ -20,6 +21,7 @@ export class ModernInflight implements ModernRequestContext {
   constructor(
     private readonly reply: LazySseReply,
     readonly headers: Record<string, string | undefined>,
+    readonly principal?: Principal,
   ) {}
 
   get signal(): AbortSignal {

@@ -6,6 +6,8 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse, type RpcErrorBody } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { principalOf, type Principal } from '../identity/principal.js';
+import { upstreamRefusal } from './auth-upstream-refusal.js';
 import { LazySseReply } from './lazy-sse-reply.js';
 import { ModernInflight } from './modern-inflight.js';
 import { validateModernMessage } from './modern-validation.js';
@@ -68,7 +70,7 @@ export class ModernPost {
       res.writeHead(202).end();
       return undefined;
     }
-    return this.serve(verdict.request, res, headers);
+    return this.serve(verdict.request, req, res, headers, principalOf(req));
   }
 
   /** Aborts every request in flight (shutdown). */
@@ -81,16 +83,19 @@ export class ModernPost {
    * Runs the handler and writes its answer. A reaction rather than an async
    * frame: a listen keeps its request open for as long as its client stays.
    */
-  private serve(request: JSONRPCRequest, res: ServerResponse, headers: Record<string, string | undefined>): Promise<void> {
+  private serve(request: JSONRPCRequest, req: IncomingMessage, res: ServerResponse, headers: Record<string, string | undefined>, principal: Principal | undefined): Promise<void> {
     const reply = new LazySseReply(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.log });
-    const entry = new ModernInflight(reply, headers);
+    const entry = new ModernInflight(reply, headers, principal);
     this.inflight.add(entry);
     reply.onClientDrop(() => entry.cancel(new Error('client closed the response stream')));
     const finish = (response: JSONRPCResponse): void => {
       entry.settled = true;
       this.inflight.delete(entry);
       // A cancelled request gets no answer; handler errors stay in-band at 200, except the MCP codes (digest §1.10).
-      reply.finish(entry.cancelled ? undefined : response, statusFor(response));
+      // --auth pass-through: the upstream's 401/403 for the client's token reaches the client as such.
+      const refused = entry.cancelled ? undefined : upstreamRefusal(principal, response, req);
+      if (refused) reply.finish(response, refused.status, refused.headers);
+      else reply.finish(entry.cancelled ? undefined : response, statusFor(response));
     };
     const threw = (err: unknown): void => {
       // The contract says handle never rejects; keep the one-answer rule if it does.

@@ -6,6 +6,8 @@ import { LegacySessionDriver } from './legacy-session-driver.js';
 import { legacyHttpError } from './legacy-http-error.js';
 import { SseStream } from './sse-stream.js';
 import type { LegacyFaceOptions } from './streamable-http-sessions.js';
+import { principalOf } from '../identity/principal.js';
+import { ownedBy } from '../identity/owned-by.js';
 
 interface SseSession {
   id: string;
@@ -37,16 +39,18 @@ export class SseSessions {
    * GET /sse: opens a session whose first event is `endpoint` (SDK v1 convention: `?sessionId=`);
    * `messagesPath` overrides the constructor's for a face mounted under a prefix (`/servers/<name>`).
    */
-  handleGet(_req: IncomingMessage, res: ServerResponse, messagesPath = this.messagesPath): void {
+  handleGet(req: IncomingMessage, res: ServerResponse, messagesPath = this.messagesPath): void {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
-    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
-    if (!release) return legacyHttpError(res, 503, RpcCode.ServerError, this.opts.sessions!.refusal(), { 'retry-after': '1' });
+    const principal = principalOf(req);
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire(principal?.id) : () => {};
+    if (!release) return legacyHttpError(res, 503, RpcCode.ServerError, this.opts.sessions!.refusal(principal?.id), { 'retry-after': '1' });
     const id = this.opts.mintSessionId?.() ?? randomBytes(32).toString('hex');
     const stream = new SseStream(res, { heartbeatMs: this.opts.heartbeatMs, logger: this.opts.logger });
     const driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'http+sse',
       sessionId: id,
+      principal,
       logger: this.opts.logger,
       inputTimeoutMs: this.opts.inputTimeoutMs,
       send: (m) => stream.send(m),
@@ -68,7 +72,8 @@ export class SseSessions {
     const sid = new URL(req.url ?? '/', 'http://localhost').searchParams.get('sessionId');
     if (!sid) return legacyHttpError(res, 400, RpcCode.ServerError, 'Bad Request: sessionId query parameter is required');
     const s = this.sessions.get(sid);
-    if (!s) return legacyHttpError(res, 404, RpcCode.SessionNotFound, 'Session not found');
+    // Another principal's session does not exist for this one (DESIGN "Identity").
+    if (!s || !ownedBy(s.driver.principal, req, this.opts.logger, sid)) return legacyHttpError(res, 404, RpcCode.SessionNotFound, 'Session not found');
     const problem = Array.isArray(body) ? (body.length === 0 ? 'empty batch' : undefined) : messageShapeProblem(body);
     if (problem) return legacyHttpError(res, 400, RpcCode.InvalidRequest, `Invalid Request: ${problem}`);
     res.writeHead(202, { 'content-type': 'text/plain; charset=utf-8' }).end('Accepted');

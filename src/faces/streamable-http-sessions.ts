@@ -7,10 +7,13 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse, isRequest, isResponse } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { upstreamRefusal } from './auth-upstream-refusal.js';
 import { LazySseReply } from './lazy-sse-reply.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { legacyHttpError } from './legacy-http-error.js';
-import type { Refusal } from './request-gate.js';
+import type { GateCheck } from './request-gate.js';
+import { principalOf, type Principal } from '../identity/principal.js';
+import { ownedBy } from '../identity/owned-by.js';
 import type { SessionBudget } from './session-budget.js';
 import { SessionStreams } from './session-streams.js';
 
@@ -31,7 +34,7 @@ export interface LegacyFaceOptions {
   /** JSON nesting bound for WebSocket frames (HTTP bodies are checked by the app). */
   maxJsonDepth?: number;
   /** Host / Origin / token checks for requests that bypass the app (WebSocket upgrades). */
-  gate?: (req: IncomingMessage) => Refusal | undefined;
+  gate?: GateCheck;
   /** New session ids (a cluster names the owning replica in them); 256 random bits in hex when absent. */
   mintSessionId?: () => string;
 }
@@ -95,11 +98,11 @@ export class StreamableHttpSessions {
     if (initCount > 0 && messages.length > 1) {
       return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Only one initialization request is allowed');
     }
-    if (initCount > 0 && sid === undefined) return this.initialize(res, body);
+    if (initCount > 0 && sid === undefined) return this.initialize(req, res, body);
     const s = this.lookup(req, res, sid);
     if (!s) return;
     if (initCount > 0) return legacyHttpError(res, 400, RpcCode.InvalidRequest, 'Invalid Request: Server already initialized');
-    await this.feed(s, res, body, messages.some(isRequest));
+    await this.feed(s, req, res, body, messages.some(isRequest));
   }
 
   /** Opens the session's standalone stream (only called with an Mcp-Session-Id header). */
@@ -145,7 +148,8 @@ export class StreamableHttpSessions {
       return undefined;
     }
     const s = this.sessions.get(sid);
-    if (!s) {
+    // Another principal's session does not exist for this one (DESIGN "Identity").
+    if (!s || !ownedBy(s.driver.principal, req, this.opts.logger, sid)) {
       legacyHttpError(res, 404, RpcCode.SessionNotFound, 'Session not found');
       return undefined;
     }
@@ -158,21 +162,23 @@ export class StreamableHttpSessions {
     return s;
   }
 
-  private async initialize(res: ServerResponse, body: unknown): Promise<void> {
+  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.closing) return legacyHttpError(res, 503, RpcCode.ServerError, 'Service Unavailable: shutting down');
-    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
+    const principal = principalOf(req);
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire(principal?.id) : () => {};
     if (!release) {
       const id = isRequest(body) ? body.id : null;
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-      res.end(stringifyJsonRpc(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() })));
+      res.end(stringifyJsonRpc(errorResponse(id, { code: RpcCode.ServerError, message: this.opts.sessions!.refusal(principal?.id) })));
       return;
     }
-    const s = this.createSession(this.opts.mintSessionId?.() ?? randomBytes(32).toString('hex'));
+    const s = this.createSession(this.opts.mintSessionId?.() ?? randomBytes(32).toString('hex'), principal);
     s.driver.onClose(release);
     const answer = await s.driver.receive(body);
     if (!s.driver.initialized || this.closing) {
       await s.driver.close('initialize refused');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(stringifyJsonRpc(answer));
+      const refused = Array.isArray(answer) ? undefined : upstreamRefusal(principal, answer, req);
+      res.writeHead(refused?.status ?? 200, { 'content-type': 'application/json', ...refused?.headers }).end(stringifyJsonRpc(answer));
       return;
     }
     this.sessions.set(s.id, s);
@@ -180,12 +186,13 @@ export class StreamableHttpSessions {
     this.touch(s, 0);
   }
 
-  private createSession(id: string): HttpSession {
+  private createSession(id: string, principal: Principal | undefined): HttpSession {
     const s: HttpSession = { id, driver: undefined!, streams: undefined, replies: new Set(), busy: 0, idleTimer: undefined, idleSince: 0, headers: { [SESSION_HEADER]: id } };
     s.driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'streamable-http',
       sessionId: id,
+      principal,
       logger: this.opts.logger,
       inputTimeoutMs: this.opts.inputTimeoutMs,
       send: (m) => this.sendStandalone(s, m),
@@ -194,7 +201,7 @@ export class StreamableHttpSessions {
     return s;
   }
 
-  private async feed(s: HttpSession, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
+  private async feed(s: HttpSession, req: IncomingMessage, res: ServerResponse, body: unknown, hasRequests: boolean): Promise<void> {
     this.touch(s, +1);
     const headers = s.headers;
     const reply = hasRequests
@@ -213,7 +220,10 @@ export class StreamableHttpSessions {
       s.replies.add(reply);
       // A POST stream the client closed is not a cancel (2025 transports.mdx); later non-responses fall back to the GET stream.
       const related = { send: (m: JSONRPCMessage) => reply.send(m) || (!isResponse(m) && this.sendStandalone(s, m)) };
-      reply.finish(await s.driver.receive(body, related));
+      const answer = await s.driver.receive(body, related);
+      const refused = Array.isArray(answer) ? undefined : upstreamRefusal(s.driver.principal, answer, req);
+      if (refused) reply.finish(answer, refused.status, refused.headers);
+      else reply.finish(answer);
     } finally {
       clearTimeout(jsonWindow);
       if (reply) s.replies.delete(reply);

@@ -13,6 +13,8 @@ import { LegacySessionDriver } from './legacy-session-driver.js';
 import { isOriginAllowed } from './origin.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './sse-stream.js';
 import type { LegacyFaceOptions } from './streamable-http-sessions.js';
+import type { Refusal } from './request-gate.js';
+import { principalOf, type Principal } from '../identity/principal.js';
 
 /** The subprotocol the SDK WebSocket transports ask for. */
 const SUBPROTOCOL = 'mcp';
@@ -64,16 +66,25 @@ export class WsSessions {
     // The gate checks Origin itself, after Host, as the HTTP routes do.
     if (!this.opts.gate && !isOriginAllowed(req.headers.origin, this.opts.allowOrigins)) return refuseUpgrade(socket, 403, 'Forbidden');
     const refused = this.opts.gate?.(req);
+    if (refused instanceof Promise) {
+      refused.then((r) => this.admitted(r, req, socket, head), () => refuseUpgrade(socket, 500, 'Internal Server Error'));
+      return;
+    }
+    this.admitted(refused, req, socket, head);
+  }
+
+  private admitted(refused: Refusal | undefined, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     if (refused) {
       this.opts.logger.warn('legacy.ws.refused', { reason: refused.reason, status: refused.status });
       return refuseUpgrade(socket, refused.status, STATUS_TEXT[refused.status] ?? 'Forbidden', refused);
     }
     if (this.closing) return refuseUpgrade(socket, 503, 'Service Unavailable');
-    const release = this.opts.sessions ? this.opts.sessions.tryAcquire() : () => {};
-    if (!release) return refuseUpgrade(socket, 503, 'Service Unavailable', { error: { code: RpcCode.ServerError, message: this.opts.sessions!.refusal() }, headers: { 'retry-after': '1' } });
+    const principal = principalOf(req);
+    const release = this.opts.sessions ? this.opts.sessions.tryAcquire(principal?.id) : () => {};
+    if (!release) return refuseUpgrade(socket, 503, 'Service Unavailable', { error: { code: RpcCode.ServerError, message: this.opts.sessions!.refusal(principal?.id) }, headers: { 'retry-after': '1' } });
     // The raw socket closes however the upgrade ends (refused mid-handshake, or the session's end).
     socket.once('close', release);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.serve(ws, principal));
   }
 
   /** Closes every socket and session and stops accepting upgrades. */
@@ -90,13 +101,14 @@ export class WsSessions {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
-  private serve(ws: WebSocket): void {
+  private serve(ws: WebSocket, principal: Principal | undefined): void {
     const sessionId = randomBytes(32).toString('hex');
     const log = this.opts.logger.child({ sessionId, transport: 'ws' });
     const driver = new LegacySessionDriver({
       handler: this.opts.handler,
       transport: 'ws',
       sessionId,
+      principal,
       logger: this.opts.logger,
       inputTimeoutMs: this.opts.inputTimeoutMs,
       send: (m) => sendFrame(ws, m, log),

@@ -4,6 +4,7 @@ import { BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { HttpSession } from './http-session.js';
 import { HttpSessionClient } from './http-session-client.js';
+import { mergeHeaders } from '../wire/merge-headers.js';
 
 /** How every HTTP-based link (Streamable HTTP, http+sse, WebSocket) is configured. */
 export interface HttpLinkOptions {
@@ -43,7 +44,7 @@ export class LegacyHttpLink implements LegacyLink {
 
   async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
     if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', 'the Streamable HTTP link is closed');
-    const client = new HttpSessionClient({ url: this.opts.url, headers: this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes, auth: this.opts.auth });
+    const client = new HttpSessionClient({ url: this.opts.url, headers: init.headers ? mergeHeaders(this.opts.headers, init.headers) : this.opts.headers, fetch: this.opts.fetch, maxLineBytes: this.opts.maxLineBytes, auth: this.opts.auth });
     const session = await HttpSession.open(client, init, {
       logger: this.log,
       callTimeoutMs: this.opts.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,

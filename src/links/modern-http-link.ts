@@ -76,8 +76,8 @@ export class ModernHttpLink implements ModernLink {
     const body = request(req.id ?? this.mintId(), req.method, req.params);
     // The caller's own bytes are this very request only when it carried its id.
     const text = req.id === undefined ? undefined : req.text;
-    if (req.method === 'tools/call') return this.callTool(body, handlers, text);
-    const outcome = await this.send(body, handlers, {}, text);
+    if (req.method === 'tools/call') return this.callTool(body, handlers, text, req.headers);
+    const outcome = await this.send(body, handlers, {}, text, req.headers);
     if (req.method === 'tools/list' && 'result' in outcome) this.learn(outcome.result.tools);
     return outcome;
   }
@@ -95,38 +95,38 @@ export class ModernHttpLink implements ModernLink {
   }
 
   /** tools/call needs the tool's header specs: learn them first when unknown, and once more on -32020 (digest §2.2 rule 7). */
-  private async callTool(body: JSONRPCRequest, handlers: CallHandlers, text: string | undefined): Promise<RpcOutcome> {
+  private async callTool(body: JSONRPCRequest, handlers: CallHandlers, text: string | undefined, caller?: Readonly<Record<string, string>>): Promise<RpcOutcome> {
     const params = (body.params ?? {}) as Obj;
     const name = typeof params.name === 'string' ? params.name : undefined;
-    if (name !== undefined && !this.tools.has(name)) await this.refreshTools(params, handlers.signal);
+    if (name !== undefined && !this.tools.has(name)) await this.refreshTools(params, handlers.signal, false, caller);
     const headers = () => (name === undefined ? {} : this.tools.headersFor(name, params.arguments));
-    const first = await this.send(body, handlers, headers(), text);
+    const first = await this.send(body, handlers, headers(), text, caller);
     if (!('error' in first) || first.error.code !== RpcCode.HeaderMismatch || handlers.signal?.aborted) return first;
     this.log.info('upstream.header-mismatch.retry', { id: body.id, tool: name, message: first.error.message });
-    await this.refreshTools(params, handlers.signal, true);
-    return this.send(body, handlers, headers(), text);
+    await this.refreshTools(params, handlers.signal, true, caller);
+    return this.send(body, handlers, headers(), text, caller);
   }
 
   /** Reads every `tools/list` page with the call's envelope; concurrent refreshes share one run. */
-  private refreshTools(callParams: Obj, signal: CallSignal | undefined, force = false): Promise<void> {
+  private refreshTools(callParams: Obj, signal: CallSignal | undefined, force = false, caller?: Readonly<Record<string, string>>): Promise<void> {
     if (this.refreshing && !force) return this.refreshing;
     const meta = { ...(metaOf({ params: callParams }) ?? {}) };
     // A progress token belongs to the caller's request alone (digest §1.9).
     delete meta.progressToken;
-    const run = this.readAllTools(meta, signal).finally(() => {
+    const run = this.readAllTools(meta, signal, caller).finally(() => {
       if (this.refreshing === run) this.refreshing = undefined;
     });
     this.refreshing = run;
     return run;
   }
 
-  private async readAllTools(meta: Obj, signal: CallSignal | undefined): Promise<void> {
+  private async readAllTools(meta: Obj, signal: CallSignal | undefined, caller?: Readonly<Record<string, string>>): Promise<void> {
     const pages: unknown[] = [];
     let cursor: unknown;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
       const params: Obj = { _meta: meta };
       if (cursor !== undefined) params.cursor = cursor;
-      const outcome = await this.send(request(this.mintId(), 'tools/list', params), { signal });
+      const outcome = await this.send(request(this.mintId(), 'tools/list', params), { signal }, {}, undefined, caller);
       if ('error' in outcome) {
         this.log.warn('upstream.tools-refresh.failed', { code: outcome.error.code, message: outcome.error.message });
         return;
@@ -146,7 +146,8 @@ export class ModernHttpLink implements ModernLink {
     }
   }
 
-  private async send(body: JSONRPCRequest, handlers: CallHandlers, paramHeaders: Record<string, string> = {}, text?: string): Promise<RpcOutcome> {
+  /** `caller`: the client's own headers (`--auth pass-through`), after the configured ones, before the protocol's. */
+  private async send(body: JSONRPCRequest, handlers: CallHandlers, paramHeaders: Record<string, string> = {}, text?: string, callerHeaders?: Readonly<Record<string, string>>): Promise<RpcOutcome> {
     if (this.closed) return failure('the upstream link is closed');
     const caller = handlers.signal;
     if (caller?.aborted) return failure(`upstream call ${body.method} cancelled`);
@@ -161,7 +162,7 @@ export class ModernHttpLink implements ModernLink {
     try {
       const outcome = await postModernRequest({
         target: this.target,
-        headers: this.headersFor(body, paramHeaders),
+        headers: this.headersFor(body, paramHeaders, callerHeaders),
         body,
         text,
         signal: scope,
@@ -181,13 +182,14 @@ export class ModernHttpLink implements ModernLink {
   }
 
   /** One header per name whatever the case the user wrote it in; protocol headers win. */
-  private headersFor(body: JSONRPCRequest, paramHeaders: Record<string, string>): Record<string, string> {
+  private headersFor(body: JSONRPCRequest, paramHeaders: Record<string, string>, caller?: Readonly<Record<string, string>>): Record<string, string> {
     const version = metaOf(body)?.[VERSION_KEY];
     const protocol = modernRequestHeaders(
       { method: body.method, params: body.params as Obj | undefined },
       typeof version === 'string' ? version : LATEST_MODERN_VERSION,
     );
     const out: Record<string, string> = { ...this.baseHeaders };
+    if (caller) for (const k in caller) out[k.toLowerCase()] = caller[k];
     for (const k in protocol) out[k.toLowerCase()] = protocol[k];
     for (const k in paramHeaders) out[k.toLowerCase()] = paramHeaders[k];
     return out;

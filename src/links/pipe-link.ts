@@ -19,12 +19,12 @@ export abstract class PipeLink implements LegacyLink {
     private readonly callTimeoutMs: number | undefined,
   ) {}
 
-  /** Opens one connection to the server. */
-  protected abstract connect(): Promise<MessagePipe>;
+  /** Opens one connection to the server; `headers` (a pass-through client's) join the configured ones. */
+  protected abstract connect(headers?: Readonly<Record<string, string>>): Promise<MessagePipe>;
 
   async openSession(init: UpstreamInit): Promise<LegacyUpstreamSession> {
     if (this.closing) throw new BridgeError('BRIDGE_ERR_CLOSED', `the ${this.kind} link is closed`);
-    const pipe = await this.connect();
+    const pipe = await this.connect(init.headers);
     const session = await openPipeSession(pipe, init, {
       logger: this.log,
       callTimeoutMs: this.callTimeoutMs ?? DEFAULT_OPTIONS.callTimeoutMs,

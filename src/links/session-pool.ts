@@ -95,9 +95,10 @@ export class SessionPool {
     this.growAfterMs = opts.growAfterMs ?? DEFAULT_GROW_AFTER_MS;
   }
 
-  /** Key = protocolVersion + canonical JSON of capabilities (clientInfo of the first opener is used). */
+  /** Key = principal + protocolVersion + canonical JSON of capabilities (clientInfo of the first opener is used). */
   static keyOf(init: UpstreamInit): string {
-    return `${init.protocolVersion}\n${canonicalJson(init.capabilities ?? {})}`;
+    // The principal first: sessions (and stdio children) are never shared between users (DESIGN "Identity").
+    return `${init.principal ?? ''}\n${init.protocolVersion}\n${canonicalJson(init.capabilities ?? {})}`;
   }
 
   /**

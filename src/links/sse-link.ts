@@ -7,6 +7,7 @@ import { safeUrl, type HttpLinkOptions } from './legacy-http-link.js';
 import type { MessagePipe } from './message-pipe.js';
 import { PipeInbox } from './pipe-inbox.js';
 import { PipeLink } from './pipe-link.js';
+import { mergeHeaders } from '../wire/merge-headers.js';
 
 /** How long the server has to send its `endpoint` event after the GET. */
 const ENDPOINT_WAIT_MS = 10_000;
@@ -25,8 +26,8 @@ export class SseLink extends PipeLink {
     super(opts.logger.child({ link: 'http+sse', upstream: safeUrl(opts.url) }), opts.callTimeoutMs);
   }
 
-  protected connect(): Promise<MessagePipe> {
-    return SsePipe.connect(this.opts, this.log);
+  protected connect(headers?: Readonly<Record<string, string>>): Promise<MessagePipe> {
+    return SsePipe.connect(headers ? { ...this.opts, headers: mergeHeaders(this.opts.headers, headers) } : this.opts, this.log);
   }
 }
 

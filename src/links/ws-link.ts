@@ -7,6 +7,7 @@ import { safeUrl, type HttpLinkOptions } from './legacy-http-link.js';
 import type { MessagePipe } from './message-pipe.js';
 import { PipeInbox } from './pipe-inbox.js';
 import { PipeLink } from './pipe-link.js';
+import { mergeHeaders } from '../wire/merge-headers.js';
 
 /** The subprotocol SDK v1's WebSocketClientTransport asks for. */
 const SUBPROTOCOL = 'mcp';
@@ -26,8 +27,8 @@ export class WsLink extends PipeLink {
     super(opts.logger.child({ link: 'ws', upstream: safeUrl(opts.url) }), opts.callTimeoutMs);
   }
 
-  protected connect(): Promise<MessagePipe> {
-    return WsPipe.connect(this.opts, this.log);
+  protected connect(headers?: Readonly<Record<string, string>>): Promise<MessagePipe> {
+    return WsPipe.connect(headers ? { ...this.opts, headers: mergeHeaders(this.opts.headers, headers) } : this.opts, this.log);
   }
 }
 

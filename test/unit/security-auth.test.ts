@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AUTH_REALM, BearerAuth, isValidAuthToken } from '../../src/faces/auth.js';
-import { RequestGate } from '../../src/faces/request-gate.js';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { RequestGate, type Refusal } from '../../src/faces/request-gate.js';
 
 const TOKEN = 'tok-0123456789abcdef';
+
+/** The gate reads a request's headers and path (for the challenge's metadata URL). */
+const gateCheck = (gate: RequestGate, headers: IncomingHttpHeaders, opts?: { open?: boolean }) => gate.check({ headers, url: '/mcp' } as IncomingMessage, opts) as Refusal | undefined;
 
 describe('BearerAuth.check', () => {
   const auth = new BearerAuth(TOKEN);
@@ -61,31 +65,31 @@ describe('RequestGate.check: Host, then Origin, then the token', () => {
     ['no token', { host: 'localhost:1' }, 401, 'auth'],
     ['a wrong token', { ...ok, authorization: 'Bearer nope-nope-nope-nope' }, 401, 'auth'],
   ] as const)('%s', (_name, headers, status, reason) => {
-    const refused = gate.check(headers);
+    const refused = gateCheck(gate, headers);
     expect(refused?.status).toBe(status);
     expect(refused?.reason).toBe(reason);
     if (refused) expect(refused.error.code).toBe(-32000);
   });
 
   it('401 carries WWW-Authenticate; invalid_token when one was sent', () => {
-    expect(gate.check({ host: 'localhost' })?.headers).toEqual({ 'www-authenticate': `Bearer realm="${AUTH_REALM}"` });
-    expect(gate.check({ host: 'localhost', authorization: 'Bearer wrong-wrong-wrong-wrong' })?.headers['www-authenticate']).toContain('error="invalid_token"');
+    expect(gateCheck(gate, { host: 'localhost' })?.headers).toEqual({ 'www-authenticate': `Bearer realm="${AUTH_REALM}"` });
+    expect(gateCheck(gate, { host: 'localhost', authorization: 'Bearer wrong-wrong-wrong-wrong' })?.headers['www-authenticate']).toContain('error="invalid_token"');
   });
 
   it('open routes (/healthz) skip the token but not Host or Origin', () => {
-    expect(gate.check({ host: 'localhost' }, { open: true })).toBeUndefined();
-    expect(gate.check({ host: 'evil.example' }, { open: true })?.status).toBe(421);
+    expect(gateCheck(gate, { host: 'localhost' }, { open: true })).toBeUndefined();
+    expect(gateCheck(gate, { host: 'evil.example' }, { open: true })?.status).toBe(421);
   });
 
   it('without a token configured, nothing asks for one', () => {
     const open = new RequestGate({ allowOrigins: [], allowHosts: [] });
     expect(open.requiresAuth).toBe(false);
-    expect(open.check({ host: 'localhost:9' })).toBeUndefined();
+    expect(gateCheck(open, { host: 'localhost:9' })).toBeUndefined();
   });
 
   it('the error message never contains the configured token', () => {
     for (const authorization of [undefined, 'Bearer x', `Basic ${TOKEN}`]) {
-      expect(JSON.stringify(gate.check({ host: 'localhost', authorization }))).not.toContain(TOKEN);
+      expect(JSON.stringify(gateCheck(gate, { host: 'localhost', authorization }))).not.toContain(TOKEN);
     }
   });
 });
