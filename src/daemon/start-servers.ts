@@ -3,6 +3,7 @@ import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { ServerRoutes } from '../faces/server-routes.js';
 import { canonicalJson } from '../links/canonical-json.js';
+import { ServersReadiness } from '../ops/servers-readiness.js';
 import type { BridgeOptions } from './options.js';
 import { ServerUnit, type ServerStatus } from './server-unit.js';
 import { debugStats } from './start-bridge.js';
@@ -48,6 +49,7 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     servers: Object.fromEntries([...units].map(([name, u]) => [name, { state: u.state, ...u.stats() }])),
     face: face.stats(),
   });
+  let closing: Promise<void> | undefined;
   const face = await HttpFace.start({
     servers: routes,
     logger: logger.child({ side: 'face' }),
@@ -66,6 +68,7 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     inputTimeoutMs: base.inputTimeoutMs,
     eventStoreMax: base.eventStoreMax,
     debugStats: base.debugStats ? debugStats(stats) : undefined,
+    ops: { readiness: new ServersReadiness(servers, () => closing !== undefined) },
   });
 
   const add = (entry: ServerEntry) => {
@@ -83,7 +86,6 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
   for (const entry of config.servers) add(entry);
   let running = config;
 
-  let closing: Promise<void> | undefined;
   const hurry = new AbortController();
   let markDone!: () => void;
   const done = new Promise<void>((resolve) => (markDone = resolve));

@@ -9,7 +9,7 @@ import type { ClusterRouter } from '../cluster/cluster-router.js';
 import type { Logger } from '../log.js';
 import type { BridgeMetrics } from '../ops/bridge-metrics.js';
 import { addCorsHeaders, answerPreflight, isPreflight } from '../ops/cors.js';
-import type { Readiness } from '../ops/readiness.js';
+import type { ReadinessCheck } from '../ops/readiness.js';
 import { FaceUnit, type FaceUnitHandlers, type FaceUnitShared, type Handler } from './face-unit.js';
 import { writeJsonError } from './modern-post.js';
 import { isOriginAllowed } from './origin.js';
@@ -64,7 +64,7 @@ export interface HttpFaceOps {
   /** False when the metrics are served on their own listener (`--metrics-listen`). */
   metricsRoute?: boolean;
   /** `GET /readyz` (open, like /healthz): 200, or 503 with the reason. */
-  readiness?: Readiness;
+  readiness?: ReadinessCheck;
   /** CORS on (`--cors-origin`): allowed origins (the Origin check's) get preflights answered and CORS headers. */
   cors?: boolean;
 }

@@ -19,7 +19,12 @@ export interface ReadinessOptions {
   address?: { host: string; port: number };
 }
 
-export type ReadinessState = { ready: true } | { ready: false; reason: 'probing' | 'draining' | 'crash-looping' | 'upstream-unreachable'; detail: string };
+export type ReadinessState = { ready: true } | { ready: false; reason: 'probing' | 'draining' | 'crash-looping' | 'upstream-unreachable' | 'servers-not-ready'; detail: string };
+
+/** What `GET /readyz` asks: one upstream's Readiness, or every server's of a config file (servers-readiness.ts). */
+export interface ReadinessCheck {
+  check(): Promise<ReadinessState>;
+}
 
 /** Quick exits in a row from which a stdio upstream counts as crash-looping (where the link starts backing off). */
 const CRASH_LOOP_EXITS = 2;

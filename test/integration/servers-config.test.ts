@@ -197,6 +197,7 @@ describe('one server, and starting', () => {
     const b = await startConfigBridge(one);
     try {
       await b.waitReady(['modern-only']);
+      expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
       const c = await v2(b.url);
       try {
         expect(textOf(await c.callTool({ name: 'echo', arguments: { message: 'root' } }))).toContain('root');
@@ -210,6 +211,12 @@ describe('one server, and starting', () => {
       const res = await fetch(`${b.url}/servers/down/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(res.status).toBe(503);
       expect((await b.servers()).find((s) => s.name === 'modern-only')?.state).toBe('ready');
+      // /readyz says which server holds the daemon back, and why.
+      const ready = await fetch(`${b.url}/readyz`);
+      expect(ready.status).toBe(503);
+      const why = (await ready.json()) as { reason: string; detail: string };
+      expect(why.reason).toBe('servers-not-ready');
+      expect(why.detail).toMatch(/^1 of 2 servers ready; down: waiting \(.*127\.0\.0\.1:9/);
     } finally {
       await b.close();
     }
