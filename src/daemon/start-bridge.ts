@@ -10,7 +10,7 @@ import { StdioFace } from '../faces/stdio-face.js';
 import { BridgeOps } from '../ops/bridge-ops.js';
 import type { BridgeOptions } from './options.js';
 import { probeUntilUp } from './wait-for-upstream.js';
-import { wireUpstream } from './wire-upstream.js';
+import { wireUpstream, type UpstreamStats } from './wire-upstream.js';
 
 /** A running daemon: its faces, its upstream, and how to stop it. */
 export interface RunningBridge {
@@ -34,17 +34,7 @@ export interface RunningBridge {
 }
 
 /** What `RunningBridge.stats()` reports; fields that do not apply to this upstream are absent. */
-export interface BridgeStats {
-  /** Requests the bridges are answering now, every face together. */
-  inflight: number;
-  draining: boolean;
-  /** Upstream child processes alive (stdio upstreams). */
-  children: number;
-  /** The legacy session pool: open sessions, leased ones, waiting acquires. */
-  pool?: { sessions: number; leased: number; queued: number };
-  /** Parked MRTR calls and open listens of the modern-to-legacy bridge. */
-  parked?: number;
-  listens?: number;
+export interface BridgeStats extends UpstreamStats {
   /** Downstream sessions and modern requests on the HTTP face. */
   face?: Record<string, number>;
   /** Cluster mode: this replica's tag, whether it is handing off, requests being relayed to peers. */

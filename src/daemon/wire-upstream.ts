@@ -15,12 +15,16 @@ import { InflightCalls } from './inflight-calls.js';
 import type { BridgeOptions } from './options.js';
 import { ToolFilter } from './tool-filter.js';
 
-/** Counters of one wired upstream (see BridgeStats). */
+/** Counters of one wired upstream; fields that do not apply to it are absent. */
 export interface UpstreamStats {
+  /** Requests the bridges are answering now, every face together. */
   inflight: number;
   draining: boolean;
+  /** Upstream child processes alive (stdio upstreams). */
   children: number;
+  /** The legacy session pool: open sessions, leased ones, waiting acquires. */
   pool?: { sessions: number; leased: number; queued: number };
+  /** Parked MRTR calls and open listens of the modern-to-legacy bridge. */
   parked?: number;
   listens?: number;
 }

@@ -12,6 +12,7 @@ import { addCorsHeaders, answerPreflight, isPreflight } from '../ops/cors.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 import { FaceUnit, type FaceUnitHandlers, type FaceUnitShared, type Handler } from './face-unit.js';
 import { writeJsonError } from './modern-post.js';
+import { requestPath } from './request-path.js';
 import { isOriginAllowed } from './origin.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './inbound-json.js';
 import type { ClientAuth } from './auth-verdict.js';
@@ -338,16 +339,7 @@ const INTERNAL_REFUSAL: Refusal = { reason: 'auth', status: 500, error: { code: 
 
 /** The path a route is looked up by: no query, lower case, one trailing slash dropped. */
 function routePath(url: string | undefined): string {
-  let path = url ?? '/';
-  if (!path.startsWith('/')) {
-    try {
-      path = new URL(path).pathname; // absolute-form request target
-    } catch {
-      return '';
-    }
-  }
-  const q = path.indexOf('?');
-  if (q >= 0) path = path.slice(0, q);
+  let path = requestPath(url);
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   return path.toLowerCase();
 }

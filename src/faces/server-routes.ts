@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestPath } from './request-path.js';
 import type { Duplex } from 'node:stream';
 import { RpcCode } from '../jsonrpc/codes.js';
 import type { FaceUnit, Handler } from './face-unit.js';
@@ -63,7 +64,7 @@ export class ServerRoutes {
    */
   handlerFor(req: IncomingMessage, mount = (req as { baseUrl?: string }).baseUrl ?? ''): Handler | undefined {
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? '');
-    const found = this.resolve(rawPath(req.url));
+    const found = this.resolve(requestPath(req.url));
     if (found === undefined) return undefined;
     if (found === 'list') return method === 'GET' ? this.listHandler : undefined;
     const { route, sub, prefix, name } = found;
@@ -75,7 +76,7 @@ export class ServerRoutes {
 
   /** A WebSocket upgrade: `/ws` of a served unit, or refused (404, or 503 while the server is not up). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const found = this.resolve(rawPath(req.url));
+    const found = this.resolve(requestPath(req.url));
     if (found === undefined || found === 'list' || found.sub !== '/ws') return refuseUpgrade(socket, 404, 'Not Found');
     if (!found.route.face) return refuseUpgrade(socket, 503, 'Service Unavailable');
     found.route.face.upgrade(req, socket, head);
@@ -112,16 +113,3 @@ function notReady(name: string, state: string): Handler {
     writeJsonError(res, 503, null, { code: RpcCode.ServerError, message: `Service Unavailable: server '${name}' is not up (state: ${state})` }, { 'retry-after': '1' });
 }
 
-/** The request target's path, query dropped, case kept. */
-function rawPath(url: string | undefined): string {
-  let path = url ?? '/';
-  if (!path.startsWith('/')) {
-    try {
-      path = new URL(path).pathname; // absolute-form request target
-    } catch {
-      return '';
-    }
-  }
-  const q = path.indexOf('?');
-  return q >= 0 ? path.slice(0, q) : path;
-}

@@ -80,7 +80,7 @@ async function serverRun(run, expected, skip) {
 }
 
 /** Client scenarios run this many at a time: each is mostly process start-up and waiting on loopback. */
-const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 2));
+const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 3));
 
 async function clientRun(run, expected, skip) {
   const command = `"${process.execPath}" "${DRIVER}" ${run.driver}`;
