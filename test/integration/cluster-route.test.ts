@@ -82,10 +82,14 @@ describe('state held by another replica', () => {
     expect((await viaB({ jsonrpc: '2.0', id: 3, method: 'ping' })).status).toBe(404);
   }, 30_000);
 
-  it('a draining replica: /healthz 503, new work handed to a peer, and the client closing its stream cancels it there', async () => {
+  it('a draining replica: /healthz and /readyz 503, new work handed to a peer, and the client closing its stream cancels it there', async () => {
+    expect((await fetch(`${d.url}/readyz`)).status).toBe(200);
     const closing = d.close(20_000);
     try {
       await waitUntil('D answers /healthz 503', async () => (await fetch(`${d.url}/healthz`)).status === 503);
+      const ready = await fetch(`${d.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ reason: 'draining' });
       const echo = await readMessages(await modernPost(d.url!, 1, 'tools/call', { name: 'echo', arguments: { message: 'handed on' } }));
       expect(echo).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ content: [{ type: 'text', text: 'Echo: handed on' }] }) })]);
       const listens = () => (a.stats().listens ?? 0) + (b.stats().listens ?? 0);
