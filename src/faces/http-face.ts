@@ -73,6 +73,8 @@ export interface HttpFaceOps {
 /** Defaults for the optional limits (the daemon passes its own). */
 const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 const DEFAULT_MAX_SESSIONS = 1000;
+/** How long an idle client connection is kept open (node's default is 5 s). */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 interface FaceParts {
   /** The MCP routes: one unit per upstream (face-unit.ts), found by path (server-routes.ts). */
@@ -113,7 +115,10 @@ export class HttpFace {
     const parts = faceParts(opts, gate, logger);
     const metrics = opts.ops?.metrics;
     const maxHeaderBytes = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
-    const server = http.createServer({ maxHeaderSize: maxHeaderBytes }, buildListener(opts, parts, gate, logger));
+    // An idle keep-alive connection is closed by the client first: node's 5 s default races a client that
+    // sends on a socket the server is closing (the request fails with a reset; seen under load). Load
+    // balancers use the same rule (upstream idle timeout longer than the balancer's).
+    const server = http.createServer({ maxHeaderSize: maxHeaderBytes, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: KEEP_ALIVE_TIMEOUT_MS + 1_000 }, buildListener(opts, parts, gate, logger));
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
       if (err.code === 'HPE_HEADER_OVERFLOW') metrics?.refused('limits');
       answerClientError(err, socket, maxHeaderBytes, logger);

@@ -127,8 +127,9 @@ describe('load: 210 concurrent clients, mixed epochs and transports, 50 calls ea
 
   beforeAll(async () => {
     [bridges.everything, bridges.modern] = await Promise.all([
-      spawnBridge(['--log-level', 'warn', '--pool-max', '8', '--', ...EVERYTHING_STDIO_COMMAND]),
-      spawnBridge(['--log-level', 'warn', '--', ...MODERN_STDIO_COMMAND]),
+      spawnBridge(['--log-level', 'warn', '--pool-max', '8', '--probe-timeout', '20000', '--', ...EVERYTHING_STDIO_COMMAND]),
+      // The detection probe gets more than its 3 s default: this test loads the machine, it does not test detection.
+      spawnBridge(['--log-level', 'warn', '--probe-timeout', '20000', '--', ...MODERN_STDIO_COMMAND]),
     ]);
   }, 60_000);
 
