@@ -5,12 +5,13 @@ import { configFromFlags, upstreamFrom, type CliFlags } from '../src/daemon/conf
 import { probeJson, probeText } from '../src/daemon/probe-report.js';
 import { startBridge, type RunningBridge } from '../src/daemon/start-bridge.js';
 import { optionsFor, startServers, type RunningServers } from '../src/daemon/start-servers.js';
-import { loadServersConfig, optionsFromConfig, serverSecrets } from '../src/config/load-servers-config.js';
+import { checkServersAgainst, loadServersConfig, optionsFromConfig, serverSecrets } from '../src/config/load-servers-config.js';
 import { probeUpstream } from '../src/epochs/probe-upstream.js';
 import { oauthConfigFrom, type OAuthFlags } from '../src/links/oauth/oauth-config.js';
 import { authStatusCommand, loginCommand, logoutCommand } from '../src/links/oauth/oauth-commands.js';
+import { configAuthStatus, configOAuthTarget } from '../src/daemon/config-oauth-commands.js';
 import { createLogger } from '../src/log.js';
-import { DEFAULT_OPTIONS as D } from '../src/daemon/options.js';
+import { DEFAULT_OPTIONS as D, type BridgeOptions } from '../src/daemon/options.js';
 import { BRIDGE_VERSION } from '../src/version.js';
 
 const EXIT_OK = 0;
@@ -116,6 +117,8 @@ Examples:
   mcp-bridge probe --json http://127.0.0.1:3001/mcp
                                                print a server's epoch, versions and capabilities
   mcp-bridge login https://example.com/mcp     authorize with OAuth now (a 401 at any time does it too)
+  mcp-bridge login --config servers.json --server tickets
+                                               the same for one server of a config file, with its "oauth" settings
 
 Exit codes: 0 clean shutdown, 1 upstream unreachable or not MCP at start, 2 bad usage.`)
   .showHelpAfterError('(run mcp-bridge --help for every flag)')
@@ -157,7 +160,7 @@ async function serveConfig(file: string, flags: CliFlags & { server?: string }, 
     const name = flags.server ?? (names.length === 1 ? names[0] : undefined);
     const entry = config.servers.find((s) => s.name === name);
     if (!entry) throw new BridgeError('BRIDGE_ERR_USAGE', `--stdio --config serves one server: give --server <name>, one of ${names.join(', ') || '(none)'}${name ? ` (no server '${name}')` : ''}`);
-    const bridge = await startBridge({ ...optionsFor(entry, options), stdio: true });
+    const bridge = await startBridge({ ...optionsFor(entry, options, file), stdio: true });
     handleSignals(bridge, options.shutdownTimeoutMs);
     await bridge.done;
     return;
@@ -165,17 +168,19 @@ async function serveConfig(file: string, flags: CliFlags & { server?: string }, 
   if (flags.server !== undefined) throw new BridgeError('BRIDGE_ERR_USAGE', '--server applies with --stdio; over HTTP every server is served at /servers/<name>/mcp');
   const running = await startServers(config, options);
   const names = config.servers.map((s) => s.name);
-  process.stderr.write(`mcp-bridge: serving ${names.length} servers at ${running.url}/servers/<name>/mcp (${names.join(', ')}); GET ${running.url}/servers lists them\n`);
-  process.on('SIGHUP', () => reloadConfig(running, file, secrets, options.logger));
+  process.stderr.write(`mcp-bridge: serving ${names.length} servers at ${running.url}/servers/<name>/mcp (${names.join(', ')}); GET ${running.url}/servers lists them${running.metricsUrl ? `; metrics ${running.metricsUrl}` : ''}\n`);
+  process.on('SIGHUP', () => reloadConfig(running, file, secrets, options));
   handleSignals(running, options.shutdownTimeoutMs);
   await running.done;
   process.exitCode = EXIT_OK;
 }
 
 /** SIGHUP: a file that does not read, parse or validate leaves the running config as it is. */
-function reloadConfig(running: RunningServers, file: string, secrets: string[], logger: { warn(event: string, fields?: Record<string, unknown>): void }): void {
+function reloadConfig(running: RunningServers, file: string, secrets: string[], options: BridgeOptions): void {
+  const logger = options.logger;
   try {
     const next = loadServersConfig(file);
+    checkServersAgainst(next, options);
     for (const secret of serverSecrets(next.servers)) if (!secrets.includes(secret)) secrets.push(secret);
     const r = running.reload(next);
     process.stderr.write(`mcp-bridge: reloaded ${file}: added [${r.added.join(', ')}], removed [${r.removed.join(', ')}], changed [${r.changed.join(', ')}], kept [${r.kept.join(', ')}]${r.retried.length ? `, retried [${r.retried.join(', ')}]` : ''}\n`);
@@ -187,39 +192,67 @@ function reloadConfig(running: RunningServers, file: string, secrets: string[], 
 oauthOptions(
   program
     .command('login')
-    .description('run the OAuth flow toward an upstream URL now, and store its tokens')
-    .argument('<url>', 'the upstream URL'),
-).action(async (url: string, _flags: CliFlags, cmd: Command) => {
+    .description('run the OAuth flow toward an upstream URL (or a server of --config <file>, named by --server) now, and store its tokens')
+    .argument('[url]', 'the upstream URL; with --config <file> --server <name>, that server'),
+).action(async (url: string | undefined, _flags: CliFlags, cmd: Command) => {
   // The daemon's own --oauth-* options share these names: commander hands them to either.
-  const flags = cmd.optsWithGlobals<CliFlags>();
-  const upstream = upstreamFrom({ upstream: url }, []);
-  if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', 'login needs an upstream URL');
+  const flags = cmd.optsWithGlobals<ConfigFlags>();
   const logger = createLogger((process.env.MCP_BRIDGE_LOG_LEVEL as 'info') ?? 'warn');
-  process.stderr.write((await loginCommand(upstream.url, oauthConfigFrom(flags), logger)) + '\n');
+  if (flags.config !== undefined) {
+    const target = configTargetFor(flags, url, 'login');
+    process.stderr.write((await loginCommand(target.where, target.oauth, logger)) + '\n');
+    return;
+  }
+  process.stderr.write((await loginCommand(upstreamUrl(url, 'login'), oauthConfigFrom(flags), logger)) + '\n');
 });
 
 program
   .command('logout')
-  .description('remove the OAuth tokens and registration stored for an upstream URL')
-  .argument('<url>', 'the upstream URL')
+  .description('remove the OAuth tokens and registration stored for an upstream URL (or a server of --config <file>, named by --server)')
+  .argument('[url]', 'the upstream URL; with --config <file> --server <name>, that server')
   .option('--oauth-dir <dir>', 'where they are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
-  .action(async (url: string, _flags: OAuthFlags, cmd: Command) => {
-    const flags = cmd.optsWithGlobals<OAuthFlags>();
-    const upstream = upstreamFrom({ upstream: url }, []);
-    if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', 'logout needs an upstream URL');
-    process.stderr.write((await logoutCommand(upstream.url, oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
+  .action(async (url: string | undefined, _flags: OAuthFlags, cmd: Command) => {
+    const flags = cmd.optsWithGlobals<ConfigFlags>();
+    if (flags.config !== undefined) {
+      const target = configTargetFor(flags, url, 'logout');
+      process.stderr.write((await logoutCommand(target.where, target.oauth.dir)) + '\n');
+      return;
+    }
+    process.stderr.write((await logoutCommand(upstreamUrl(url, 'logout'), oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
   });
 
 program
   .command('auth')
-  .description('OAuth state: `mcp-bridge auth status` lists upstreams with stored tokens (scopes, expiry; never a token)')
+  .description('OAuth state: `mcp-bridge auth status` lists upstreams with stored tokens (scopes, expiry; never a token); with --config <file>, each server of the file')
   .argument('<what>', 'status')
   .option('--oauth-dir <dir>', 'where they are kept (env MCP_BRIDGE_OAUTH_DIR, default ~/.mcp-bridge/oauth)')
   .action(async (what: string, _flags: OAuthFlags, cmd: Command) => {
-    const flags = cmd.optsWithGlobals<OAuthFlags>();
+    const flags = cmd.optsWithGlobals<ConfigFlags>();
     if (what !== 'status') throw new BridgeError('BRIDGE_ERR_USAGE', `mcp-bridge auth knows only: status (got '${what}')`);
+    if (flags.config !== undefined) {
+      const config = loadServersConfig(flags.config);
+      process.stdout.write((await configAuthStatus(config, optionsFromConfig(config, flags, []).options, flags.server)) + '\n');
+      return;
+    }
     process.stdout.write((await authStatusCommand(oauthConfigFrom({ oauthDir: flags.oauthDir }).dir)) + '\n');
   });
+
+type ConfigFlags = CliFlags & { config?: string; server?: string };
+
+/** The URL argument of `login` / `logout`, checked. */
+function upstreamUrl(url: string | undefined, command: string): string {
+  if (url === undefined) throw new BridgeError('BRIDGE_ERR_USAGE', `${command} needs an upstream URL, or --config <file> --server <name>`);
+  const upstream = upstreamFrom({ upstream: url }, []);
+  if (upstream.kind !== 'url') throw new BridgeError('BRIDGE_ERR_USAGE', `${command} needs an upstream URL`);
+  return upstream.url;
+}
+
+/** `login` / `logout --config f --server <name>`: that server, with the OAuth settings the daemon gives it. */
+function configTargetFor(flags: ConfigFlags, url: string | undefined, command: string) {
+  if (url !== undefined) throw new BridgeError('BRIDGE_ERR_USAGE', `${command}: give the upstream URL or --config <file> --server <name>, not both`);
+  const config = loadServersConfig(flags.config!);
+  return configOAuthTarget(config, optionsFromConfig(config, flags, []).options, flags.server);
+}
 
 /** What was found upstream and where to connect, for the person who started the bridge. */
 function startLine(bridge: RunningBridge): string {

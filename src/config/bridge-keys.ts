@@ -46,4 +46,10 @@ export const BRIDGE_KEYS: Partial<Record<keyof CliFlags, BridgeKeyKind>> & Recor
   waitForUpstream: 'flag-or-value',
   shutdownTimeout: 'value',
   debugStats: 'flag',
+  corsOrigin: 'list',
+  metricsListen: 'value',
+  // Where tokens are kept and how a browser flow runs, for every server; the rest of OAuth is per server ("oauth").
+  oauthDir: 'value',
+  oauthNoBrowser: 'flag',
+  oauthTimeout: 'value',
 };

@@ -7,6 +7,8 @@ import { BridgeError } from '../errors.js';
 import { canonicalJson } from '../links/canonical-json.js';
 import { JsonPlace, placeOf } from './json-place.js';
 import { BRIDGE_KEYS } from './bridge-keys.js';
+import { oauthFlagsFrom } from './server-oauth.js';
+import type { OAuthFlags } from '../links/oauth/oauth-config.js';
 
 /** One entry of `mcpServers`, resolved: `${ENV}` expanded, every value checked. */
 export interface ServerEntry {
@@ -19,6 +21,12 @@ export interface ServerEntry {
   callTimeoutMs?: number;
   allowTools?: string[];
   denyTools?: string[];
+  /**
+   * The bridge's OAuth toward a URL server, as the `--oauth-*` flags it stands
+   * for (`"oauth": {...}`); `false` when the entry turns it off. Absent: on with
+   * the defaults, unless `headers` has an Authorization (as for `--upstream`).
+   */
+  oauth?: OAuthFlags | false;
   /** The entry's resolved value as canonical JSON: equal on reload means unchanged (its sessions stay). */
   fingerprint: string;
 }
@@ -42,7 +50,7 @@ const TRANSPORTS: Record<string, UpstreamFacts['transport']> = {
   websocket: 'ws',
 };
 
-const SERVER_KEYS = new Set(['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'transport', 'disabled', 'epoch', 'pool', 'callTimeout', 'allowTools', 'denyTools']);
+const SERVER_KEYS = new Set(['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'transport', 'disabled', 'epoch', 'pool', 'callTimeout', 'allowTools', 'denyTools', 'oauth']);
 const NAME = /^[A-Za-z0-9._-]+$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -61,7 +69,7 @@ export function parseServersConfig(text: string, file: string, env: NodeJS.Proce
   let servers: ServerEntry[] | undefined;
   let bridge: CliFlags = {};
   for (const [key, value, keyNode] of p.props(root)) {
-    if (key === 'mcpServers') servers = serversFrom(p, value);
+    if (key === 'mcpServers') servers = serversFrom(p, value, file);
     else if (key === 'bridge') bridge = bridgeFrom(p, value);
     else throw p.fail(keyNode, `unknown key "${key}" (expected "mcpServers" and optionally "bridge")`);
   }
@@ -69,17 +77,17 @@ export function parseServersConfig(text: string, file: string, env: NodeJS.Proce
   return { file, bridge, servers };
 }
 
-function serversFrom(p: JsonPlace, node: Node): ServerEntry[] {
+function serversFrom(p: JsonPlace, node: Node, file: string): ServerEntry[] {
   const out: ServerEntry[] = [];
   for (const [name, value, keyNode] of p.props(p.object(node, 'mcpServers'))) {
     if (!NAME.test(name) || /^\.+$/.test(name)) throw p.fail(keyNode, `server name "${name}" must be letters, digits, '.', '_' or '-' (it becomes /servers/<name>/)`);
-    const entry = serverFrom(p, name, value);
+    const entry = serverFrom(p, name, value, file);
     if (entry) out.push(entry);
   }
   return out;
 }
 
-function serverFrom(p: JsonPlace, name: string, node: Node): ServerEntry | undefined {
+function serverFrom(p: JsonPlace, name: string, node: Node, file: string): ServerEntry | undefined {
   const where = `mcpServers.${name}`;
   const v: Record<string, Node> = {};
   for (const [key, value, keyNode] of p.props(p.object(node, where))) {
@@ -92,7 +100,7 @@ function serverFrom(p: JsonPlace, name: string, node: Node): ServerEntry | undef
   let upstream: UpstreamTarget;
   if (v.command) {
     if (declared && declared !== 'stdio') throw p.fail(v.command, `${where} declares a remote transport but gives "command"`);
-    for (const k of ['headers'] as const) if (v[k]) throw p.fail(v[k], `"${k}" applies to a "url" server`);
+    for (const k of ['headers', 'oauth'] as const) if (v[k]) throw p.fail(v[k], `"${k}" applies to a "url" server`);
     const command = p.string(v.command, `${where}.command`);
     if (command === '') throw p.fail(v.command, `${where}.command is empty`);
     upstream = { kind: 'command', command, args: v.args ? p.strings(v.args, `${where}.args`) : [] };
@@ -123,6 +131,11 @@ function serverFrom(p: JsonPlace, name: string, node: Node): ServerEntry | undef
   if (v.callTimeout) entry.callTimeoutMs = p.integer(v.callTimeout, `${where}.callTimeout`, 1);
   if (v.allowTools) entry.allowTools = p.strings(v.allowTools, `${where}.allowTools`);
   if (v.denyTools) entry.denyTools = p.strings(v.denyTools, `${where}.denyTools`);
+  if (v.oauth) {
+    entry.oauth = oauthFlagsFrom(p, v.oauth, `${where}.oauth`, file);
+    const header = upstream.kind === 'url' && Object.keys(upstream.headers).some((h) => h.toLowerCase() === 'authorization');
+    if (header && entry.oauth !== false) throw p.fail(v.oauth, `${where} has headers.Authorization and "oauth": both say how to authorize, keep one`);
+  }
   return { ...entry, fingerprint: canonicalJson(entry) };
 }
 

@@ -1,6 +1,11 @@
 import type { ServerEntry } from '../config/servers-config.js';
 import type { UpstreamFacts } from '../contracts/upstream.js';
+import { HTTP_PROBE_TIMEOUT_MS } from '../epochs/http-observe.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
+import { authorizedFetch } from '../links/oauth/authorized-fetch.js';
+import { UpstreamOAuth } from '../links/oauth/upstream-oauth.js';
+import type { MetricSources } from '../ops/bridge-metrics.js';
+import type { UpstreamOps } from '../ops/servers-ops.js';
 import { BridgeError } from '../errors.js';
 import type { FaceUnit, FaceUnitHandlers } from '../faces/face-unit.js';
 import type { ServerRoute } from '../faces/server-routes.js';
@@ -42,11 +47,18 @@ export class ServerUnit implements ServerRoute {
   private readonly stopping = new AbortController();
   private started: Promise<void> | undefined;
 
+  /** The bridge's OAuth toward this server (issue 12), shared by its probe and its link; its own tokens, flow lock and 401s. */
+  private readonly auth: UpstreamOAuth | undefined;
+
+  /** `ops`: the daemon's metrics and traces for this server, once its epoch is known (issue 13). */
   constructor(
     readonly entry: ServerEntry,
     private readonly opts: BridgeOptions,
     private readonly makeFace: (handlers: FaceUnitHandlers) => FaceUnit,
-  ) {}
+    private readonly ops?: (epoch: UpstreamFacts['epoch']) => UpstreamOps,
+  ) {
+    this.auth = opts.oauth && opts.upstream.kind === 'url' ? new UpstreamOAuth(opts.upstream.url, opts.oauth, opts.logger.child({ side: 'upstream' })) : undefined;
+  }
 
   get name(): string {
     return this.entry.name;
@@ -86,6 +98,24 @@ export class ServerUnit implements ServerRoute {
     };
   }
 
+  /** What the daemon's gauges read of this server while it is wired (`server` label). */
+  metricSources(): MetricSources | undefined {
+    const wired = this.wired;
+    if (!wired) return undefined;
+    return {
+      inflight: () => wired.stats().inflight,
+      downstreamSessions: (): Record<string, number> => {
+        const f = this.unit?.stats();
+        return f ? { 'streamable-http': f.streamableHttpSessions, 'http+sse': f.sseSessions, ws: f.wsSessions } : {};
+      },
+      pool: () => wired.stats().pool,
+      children: () => wired.stats().children,
+      childRestarts: () => wired.crashes()?.exits ?? 0,
+      parked: () => wired.stats().parked ?? 0,
+      listens: () => wired.listens(),
+    };
+  }
+
   stats(): (UpstreamStats & { face?: ReturnType<FaceUnit['stats']> }) | undefined {
     if (!this.wired) return undefined;
     return { ...this.wired.stats(), ...(this.unit ? { face: this.unit.stats() } : {}) };
@@ -116,7 +146,9 @@ export class ServerUnit implements ServerRoute {
 
   private async run(): Promise<void> {
     const opts = this.opts;
-    const probe = () => probeUpstream(opts.upstream, { logger: opts.logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch });
+    const auth = this.auth;
+    const probeAuth = auth ? { auth, fetch: authorizedFetch(auth, fetch, () => AbortSignal.timeout(HTTP_PROBE_TIMEOUT_MS)) } : {};
+    const probe = () => probeUpstream(opts.upstream, { logger: opts.logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch, ...probeAuth });
     const facts = await probeUntilUp(probe, {
       waitMs: opts.waitForUpstreamMs ?? Infinity,
       logger: opts.logger,
@@ -131,7 +163,7 @@ export class ServerUnit implements ServerRoute {
     if (declared && declared !== facts.transport) {
       throw new BridgeError('BRIDGE_ERR_UPSTREAM_NOT_MCP', `declared transport ${declared}, but the server answered as ${facts.transport} (${facts.epoch})`);
     }
-    this.wired = wireUpstream(facts, opts);
+    this.wired = wireUpstream(facts, opts, auth, this.ops?.(facts.epoch));
     this.unit = this.makeFace({ modern: this.wired.modern, legacy: this.wired.legacy, logFields: { server: this.name } });
     this.current = 'ready';
     this.lastError = undefined;

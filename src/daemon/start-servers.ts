@@ -3,7 +3,11 @@ import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { ServerRoutes } from '../faces/server-routes.js';
 import { canonicalJson } from '../links/canonical-json.js';
+import type { MetricSources } from '../ops/bridge-metrics.js';
+import { ServersOps } from '../ops/servers-ops.js';
 import { ServersReadiness } from '../ops/servers-readiness.js';
+import { DEFAULT_OAUTH, type OAuthConfig } from '../links/oauth/oauth-config.js';
+import { serverOAuthConfig } from '../config/server-oauth.js';
 import type { BridgeOptions } from './options.js';
 import { ServerUnit, type ServerStatus } from './server-unit.js';
 import { debugStats } from './start-bridge.js';
@@ -24,6 +28,8 @@ export interface ReloadReport {
 /** A daemon serving every server of a config file, each under `/servers/<name>/`. */
 export interface RunningServers {
   readonly url: string;
+  /** Where `GET /metrics` is served (the main port behind its auth, or `metricsListen`), when metrics are on. */
+  readonly metricsUrl?: string;
   readonly done: Promise<void>;
   /** Each server's name, state and detected epoch (`GET /servers`; what a readiness check reads). */
   servers(): ServerStatus[];
@@ -50,11 +56,22 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     face: face.stats(),
   });
   let closing: Promise<void> | undefined;
+  // One registry and one tracer for every server; series per server carry its name (issue 13 in config mode).
+  const ops = new ServersOps({
+    metrics: base.metrics,
+    metricsListen: base.metricsListen,
+    corsOrigins: base.corsOrigins,
+    readiness: new ServersReadiness(servers, () => closing !== undefined),
+    servers: { servers: () => wiredSources(units.values()) },
+    logger,
+  });
+  const metricsUrl = await ops.listenMetrics();
   const face = await HttpFace.start({
     servers: routes,
     logger: logger.child({ side: 'face' }),
     listen: base.listen,
-    allowOrigins: base.allowOrigins,
+    // A CORS origin passes the Origin check too: one list decides both (src/ops/cors.ts).
+    allowOrigins: [...base.allowOrigins, ...base.corsOrigins],
     allowHosts: base.allowHosts,
     authToken: base.authToken,
     auth: buildClientAuth(base.clientAuth, base.authToken, (path) => upstreamUrlOf(units.values(), path)),
@@ -68,11 +85,11 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     inputTimeoutMs: base.inputTimeoutMs,
     eventStoreMax: base.eventStoreMax,
     debugStats: base.debugStats ? debugStats(stats) : undefined,
-    ops: { readiness: new ServersReadiness(servers, () => closing !== undefined) },
+    ops: ops.faceOps,
   });
 
   const add = (entry: ServerEntry) => {
-    const unit = new ServerUnit(entry, optionsFor(entry, base), (handlers) => face.unit(handlers));
+    const unit = new ServerUnit(entry, optionsFor(entry, base, config.file), (handlers) => face.unit(handlers), (epoch) => ops.forServer(entry.name, epoch));
     units.set(entry.name, unit);
     routes.set(entry.name, unit);
     void unit.start();
@@ -95,13 +112,16 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
     for (const unit of [...units.values()]) remove(unit, graceMs, hurry.signal);
     await Promise.allSettled([...stopping]);
     await face.close();
+    await ops.close();
     logger.info('shutdown.done', { ms: Date.now() - started });
     markDone();
   };
 
-  logger.info('listening', { url: face.url, servers: config.servers.map((s) => `${face.url}/servers/${s.name}/mcp`) });
+  const metrics = metricsUrl ?? (base.metrics ? `${face.url}/metrics` : undefined);
+  logger.info('listening', { url: face.url, servers: config.servers.map((s) => `${face.url}/servers/${s.name}/mcp`), metrics, tracing: ops.tracing !== undefined });
   return {
     url: face.url,
+    metricsUrl: metrics,
     done,
     servers,
     stats,
@@ -135,11 +155,12 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
   };
 }
 
-/** The daemon's options with one server's entry over them: its upstream, epoch, pool, call timeout and tool filters. */
-export function optionsFor(entry: ServerEntry, base: BridgeOptions): BridgeOptions {
+/** The daemon's options with one server's entry over them: its upstream, epoch, pool, call timeout, tool filters and OAuth. */
+export function optionsFor(entry: ServerEntry, base: BridgeOptions, file?: string): BridgeOptions {
   return {
     ...base,
     upstream: entry.upstream,
+    oauth: oauthFor(entry, base, file),
     upstreamEpoch: entry.epoch ?? 'auto',
     poolMax: entry.poolMax ?? base.poolMax,
     callTimeoutMs: entry.callTimeoutMs ?? base.callTimeoutMs,
@@ -147,4 +168,31 @@ export function optionsFor(entry: ServerEntry, base: BridgeOptions): BridgeOptio
     denyTools: entry.denyTools,
     logger: base.logger.child({ server: entry.name }),
   };
+}
+
+/** The gauges' sources: every server that is wired now, by name. */
+function* wiredSources(units: Iterable<ServerUnit>): Iterable<{ server: string; sources: MetricSources }> {
+  for (const unit of units) {
+    const sources = unit.metricSources();
+    if (sources) yield { server: unit.name, sources };
+  }
+}
+
+/**
+ * A URL server's OAuth, as for `--upstream`: on unless the entry says
+ * `"oauth": false`, sends a static Authorization header, or the daemon passes
+ * each client's own token through; its settings over the daemon's.
+ */
+function oauthFor(entry: ServerEntry, base: BridgeOptions, file: string | undefined): OAuthConfig | undefined {
+  const target = entry.upstream;
+  if (target.kind !== 'url' || entry.oauth === false || base.clientAuth?.mode === 'pass-through') return undefined;
+  if (Object.keys(target.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+  const cfg = serverOAuthConfig(entry.oauth ?? {}, base.oauth ?? DEFAULT_OAUTH);
+  // Hints name the server as `login` takes it, so its own client id and secret are used.
+  return file === undefined ? cfg : { ...cfg, commandTarget: `--config ${shellWord(file)} --server ${entry.name}` };
+}
+
+/** A path as one shell word (quoted when it needs to be). */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -8,7 +8,7 @@ import type { UpstreamFacts } from '../contracts/upstream.js';
 import { LegacyStdioLink } from '../links/legacy-stdio-link.js';
 import { ModernStdioLink } from '../links/modern-stdio-link.js';
 import type { UpstreamAuth } from '../contracts/upstream.js';
-import type { BridgeOps } from '../ops/bridge-ops.js';
+import type { UpstreamOps } from '../ops/servers-ops.js';
 import type { ClusterRouter } from '../cluster/cluster-router.js';
 import { buildUpstream, type Upstream } from './build-upstream.js';
 import { InflightCalls } from './inflight-calls.js';
@@ -52,9 +52,9 @@ export interface WiredUpstream {
  * outermost, so a graceful stop counts every request.
  */
 /** `auth`: the bridge's OAuth toward this upstream, when it has one (issue 12). */
-/** `ops`: metrics and traces around the handlers and the link (issue 13), when the daemon has them. */
+/** `ops`: metrics and traces around the handlers and the link (issue 13), when the daemon has them (BridgeOps, or one server's of ServersOps). */
 /** `cluster`: this replica's router, whose secret seals requestState and whose tag names the instance (issue 16). */
-export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth, ops?: BridgeOps, cluster?: ClusterRouter): WiredUpstream {
+export function wireUpstream(facts: UpstreamFacts, opts: BridgeOptions, auth?: UpstreamAuth, ops?: UpstreamOps, cluster?: ClusterRouter): WiredUpstream {
   const upstream = buildUpstream(facts, opts, auth);
   ops?.observeLink(upstream.link);
   const listenBudget = new ListenBudget(opts.maxListens);

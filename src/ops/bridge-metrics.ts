@@ -21,6 +21,24 @@ export interface MetricSources {
   listens(): number;
 }
 
+/**
+ * A config-file daemon's gauges: one set of sources per server, each series
+ * labelled `server` with the name from the file (issue 14), so the label is
+ * bounded by the file.
+ */
+export interface ServerSources {
+  servers(): Iterable<{ server: string; sources: MetricSources }>;
+}
+
+/** What the request path records into: the daemon's metrics, or one server's view of them. */
+export interface RequestMetrics {
+  /** The recorder of one face and client epoch; the same one each time it is asked for. */
+  recorder(face: string, clientEpoch: string): RequestRecorder;
+  /** One upstream exchange of `method` (already a bounded label) took `seconds`. */
+  upstream(method: string, seconds: number): void;
+  mrtrRound(side: 'downstream' | 'upstream'): void;
+}
+
 const OUTCOMES: readonly Outcome[] = ['ok', 'error', 'input_required'];
 
 /** Seconds; a relayed call on loopback takes well under a millisecond, a tool call may take minutes. */
@@ -44,7 +62,7 @@ export class RequestRecorder {
   private readonly byMethod = new Map<string, Map<string, Bound>>();
 
   constructor(
-    private readonly metrics: BridgeMetrics,
+    private readonly metrics: MetricsScope,
     private readonly labels: { face: string; client_epoch: string },
   ) {}
 
@@ -62,30 +80,33 @@ export class RequestRecorder {
  * The bridge's Prometheus metrics (prom-client), in a registry of its own so
  * two bridges in one process (tests, embedding) do not collide. Counters and
  * histograms are updated on the request path; gauges read `MetricSources` when
- * scraped.
+ * scraped. A config-file daemon has one registry for every server: its
+ * per-server series carry `server`, and each server records through its
+ * `scope` (kept across reloads, so a series is never registered twice).
  */
-export class BridgeMetrics {
+export class BridgeMetrics implements RequestMetrics {
   readonly registry = new Registry();
-  private readonly bounds: Bound[] = [];
-  private readonly requestSeconds = new SeriesHistogram('mcp_bridge_request_duration_seconds', 'Time from a client request reaching a bridge to its answer', BUCKETS);
-  private readonly upstreamSeconds = new SeriesHistogram('mcp_bridge_upstream_duration_seconds', 'Time of one upstream exchange (a call sent to the upstream server until its answer)', BUCKETS);
+  /** @internal Every bound method/tool series, read when scraped. */
+  readonly bounds: Bound[] = [];
+  /** @internal */
+  readonly requestSeconds = new SeriesHistogram('mcp_bridge_request_duration_seconds', 'Time from a client request reaching a bridge to its answer', BUCKETS);
+  /** @internal */
+  readonly upstreamSeconds = new SeriesHistogram('mcp_bridge_upstream_duration_seconds', 'Time of one upstream exchange (a call sent to the upstream server until its answer)', BUCKETS);
+  /** @internal */
+  readonly roundsCounter: Counter;
   private readonly refusedBy: Record<RefusalReason, Counter.Internal>;
-  private readonly rounds: Record<'downstream' | 'upstream', Counter.Internal>;
-  private readonly upstreamByMethod = new Map<string, HistogramSeries>();
-  /** Duration series by face, client epoch and method (shared by that method's tools). */
-  private readonly durationSeries = new Map<string, HistogramSeries>();
+  private readonly root: MetricsScope;
+  private readonly scopes = new Map<string, MetricsScope>();
 
-  constructor(
-    private readonly upstreamEpoch: string,
-    sources: MetricSources,
-  ) {
+  /** `upstreamEpoch`: the one upstream's (ignored with `ServerSources`: each scope names its own). */
+  constructor(upstreamEpoch: string, sources: MetricSources | ServerSources) {
     const registers = [this.registry];
     const bounds = this.bounds;
     collectDefaultMetrics({ register: this.registry });
     new Counter({
       name: 'mcp_bridge_requests_total',
       help: 'Client requests answered, by face, client epoch, upstream epoch, method, tool and outcome',
-      labelNames: ['face', 'client_epoch', 'upstream_epoch', 'method', 'tool', 'outcome'],
+      labelNames: ['server', 'face', 'client_epoch', 'upstream_epoch', 'method', 'tool', 'outcome'],
       registers,
       collect() {
         for (const b of bounds) {
@@ -102,72 +123,81 @@ export class BridgeMetrics {
     this.registry.registerMetric(this.upstreamSeconds as unknown as Metric);
     const refused = new Counter({ name: 'mcp_bridge_refused_total', help: 'Requests refused before a bridge saw them, by reason', labelNames: ['reason'], registers });
     this.refusedBy = { auth: refused.labels('auth'), origin: refused.labels('origin'), host: refused.labels('host'), limits: refused.labels('limits'), validation: refused.labels('validation') };
-    const rounds = new Counter({
+    this.roundsCounter = new Counter({
       name: 'mcp_bridge_mrtr_rounds_total',
       help: 'MRTR input_required rounds: answered to a modern client (downstream) or received from a modern server (upstream)',
-      labelNames: ['side'],
+      labelNames: ['server', 'side'],
       registers,
     });
-    this.rounds = { downstream: rounds.labels('downstream'), upstream: rounds.labels('upstream') };
-    const gauge = (name: string, help: string, read: () => number) =>
+    this.root = new MetricsScope(this, {}, upstreamEpoch);
+    // One row per server (labelled) in a config-file daemon, one unlabelled row otherwise.
+    const rows = (): Array<[Record<string, string>, MetricSources]> => ('servers' in sources ? [...sources.servers()].map((s): [Record<string, string>, MetricSources] => [{ server: s.server }, s.sources]) : [[{}, sources]]);
+    const gauge = (name: string, help: string, read: (s: MetricSources) => number) =>
       new Gauge({
         name,
         help,
+        labelNames: ['server'],
         registers,
         collect() {
-          this.set(read());
+          // A server removed from the file leaves no stale series behind.
+          this.reset();
+          for (const [labels, s] of rows()) this.set(labels, read(s));
         },
       });
-    gauge('mcp_bridge_requests_in_flight', 'Client requests being answered now, every face together', () => sources.inflight());
-    gauge('mcp_bridge_upstream_sessions', 'Pooled upstream legacy sessions open now', () => sources.pool()?.sessions ?? 0);
-    gauge('mcp_bridge_queued_calls', 'Calls waiting for a pooled upstream session', () => sources.pool()?.queued ?? 0);
-    gauge('mcp_bridge_stdio_children', 'Upstream stdio child processes alive now', () => sources.children());
-    gauge('mcp_bridge_parked_calls', 'Parked MRTR calls (modern client, legacy server)', () => sources.parked());
-    gauge('mcp_bridge_listens', 'Open subscriptions/listen streams and legacy GET-stream listens', () => sources.listens());
+    gauge('mcp_bridge_requests_in_flight', 'Client requests being answered now, every face together', (s) => s.inflight());
+    gauge('mcp_bridge_upstream_sessions', 'Pooled upstream legacy sessions open now', (s) => s.pool()?.sessions ?? 0);
+    gauge('mcp_bridge_queued_calls', 'Calls waiting for a pooled upstream session', (s) => s.pool()?.queued ?? 0);
+    gauge('mcp_bridge_stdio_children', 'Upstream stdio child processes alive now', (s) => s.children());
+    gauge('mcp_bridge_parked_calls', 'Parked MRTR calls (modern client, legacy server)', (s) => s.parked());
+    gauge('mcp_bridge_listens', 'Open subscriptions/listen streams and legacy GET-stream listens', (s) => s.listens());
     new Gauge({
       name: 'mcp_bridge_downstream_sessions',
       help: 'Downstream legacy sessions open now, by transport',
-      labelNames: ['transport'],
+      labelNames: ['server', 'transport'],
       registers,
       collect() {
-        for (const [transport, n] of Object.entries(sources.downstreamSessions())) this.labels(transport).set(n);
+        this.reset();
+        for (const [labels, s] of rows()) for (const [transport, n] of Object.entries(s.downstreamSessions())) this.set({ ...labels, transport }, n);
       },
     });
-    let restartsSeen = 0;
+    // Exits seen so far per server ('' for the one upstream); a server started again under its name counts from 0.
+    const restartsSeen = new Map<string, number>();
     new Counter({
       name: 'mcp_bridge_child_restarts_total',
       help: 'Upstream stdio children that exited without being asked to (each is respawned on demand)',
+      labelNames: ['server'],
       registers,
       collect() {
-        const now = sources.childRestarts();
-        this.inc(Math.max(0, now - restartsSeen));
-        restartsSeen = now;
+        for (const [labels, s] of rows()) {
+          const key = labels.server ?? '';
+          const now = s.childRestarts();
+          const seen = restartsSeen.get(key) ?? 0;
+          this.inc(labels, Math.max(0, now - (now < seen ? 0 : seen)));
+          restartsSeen.set(key, now);
+        }
       },
     });
+  }
+
+  /**
+   * What one server of a config-file daemon records into: its series carry
+   * `server: name`. The same scope comes back for the same name and epoch, so
+   * a server started again (SIGHUP) goes on counting in its old series.
+   */
+  scope(server: string, upstreamEpoch: string): MetricsScope {
+    const key = `${server}\0${upstreamEpoch}`;
+    let scope = this.scopes.get(key);
+    if (scope === undefined) this.scopes.set(key, (scope = new MetricsScope(this, { server }, upstreamEpoch)));
+    return scope;
   }
 
   /** A recorder for one face and client epoch (`face`: http, stdio, streamable-http, http+sse, ws). */
   recorder(face: string, clientEpoch: string): RequestRecorder {
-    return new RequestRecorder(this, { face, client_epoch: clientEpoch });
+    return this.root.recorder(face, clientEpoch);
   }
 
-  /** @internal The counts and duration series of one method and tool for a recorder. */
-  bind(labels: { face: string; client_epoch: string }, method: string, tool: string): Bound {
-    const durationLabels = { face: labels.face, client_epoch: labels.client_epoch, upstream_epoch: this.upstreamEpoch, method };
-    // Durations are per method: a series per tool as well would multiply the buckets for little.
-    const key = `${labels.face}\0${labels.client_epoch}\0${method}`;
-    let seconds = this.durationSeries.get(key);
-    if (seconds === undefined) this.durationSeries.set(key, (seconds = this.requestSeconds.series(durationLabels)));
-    const bound: Bound = { labels: { ...labels, upstream_epoch: this.upstreamEpoch, method, tool }, pending: { ok: 0, error: 0, input_required: 0 }, seconds };
-    this.bounds.push(bound);
-    return bound;
-  }
-
-  /** One upstream exchange of `method` (already a bounded label) took `seconds`. */
   upstream(method: string, seconds: number): void {
-    let series = this.upstreamByMethod.get(method);
-    if (series === undefined) this.upstreamByMethod.set(method, (series = this.upstreamSeconds.series({ upstream_epoch: this.upstreamEpoch, method })));
-    series.observe(seconds);
+    this.root.upstream(method, seconds);
   }
 
   refused(reason: RefusalReason): void {
@@ -175,11 +205,61 @@ export class BridgeMetrics {
   }
 
   mrtrRound(side: 'downstream' | 'upstream'): void {
-    this.rounds[side].inc();
+    this.root.mrtrRound(side);
   }
 
   /** The exposition: body and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/**
+ * The request-path series of one upstream (the daemon's one, or a named
+ * server's): recorders, duration series and MRTR counters bound once, with
+ * the scope's labels in front.
+ */
+export class MetricsScope implements RequestMetrics {
+  private readonly recorders = new Map<string, RequestRecorder>();
+  private readonly upstreamByMethod = new Map<string, HistogramSeries>();
+  /** Duration series by face, client epoch and method (shared by that method's tools). */
+  private readonly durationSeries = new Map<string, HistogramSeries>();
+  private readonly rounds: Record<'downstream' | 'upstream', Counter.Internal>;
+
+  constructor(
+    private readonly metrics: BridgeMetrics,
+    private readonly labels: { server?: string },
+    private readonly upstreamEpoch: string,
+  ) {
+    this.rounds = { downstream: metrics.roundsCounter.labels({ ...labels, side: 'downstream' }), upstream: metrics.roundsCounter.labels({ ...labels, side: 'upstream' }) };
+  }
+
+  recorder(face: string, clientEpoch: string): RequestRecorder {
+    const key = `${face}\0${clientEpoch}`;
+    let recorder = this.recorders.get(key);
+    if (recorder === undefined) this.recorders.set(key, (recorder = new RequestRecorder(this, { face, client_epoch: clientEpoch })));
+    return recorder;
+  }
+
+  /** @internal The counts and duration series of one method and tool for a recorder. */
+  bind(labels: { face: string; client_epoch: string }, method: string, tool: string): Bound {
+    const durationLabels = { ...this.labels, face: labels.face, client_epoch: labels.client_epoch, upstream_epoch: this.upstreamEpoch, method };
+    // Durations are per method: a series per tool as well would multiply the buckets for little.
+    const key = `${labels.face}\0${labels.client_epoch}\0${method}`;
+    let seconds = this.durationSeries.get(key);
+    if (seconds === undefined) this.durationSeries.set(key, (seconds = this.metrics.requestSeconds.series(durationLabels)));
+    const bound: Bound = { labels: { ...this.labels, ...labels, upstream_epoch: this.upstreamEpoch, method, tool }, pending: { ok: 0, error: 0, input_required: 0 }, seconds };
+    this.metrics.bounds.push(bound);
+    return bound;
+  }
+
+  upstream(method: string, seconds: number): void {
+    let series = this.upstreamByMethod.get(method);
+    if (series === undefined) this.upstreamByMethod.set(method, (series = this.metrics.upstreamSeconds.series({ ...this.labels, upstream_epoch: this.upstreamEpoch, method })));
+    series.observe(seconds);
+  }
+
+  mrtrRound(side: 'downstream' | 'upstream'): void {
+    this.rounds[side].inc();
   }
 }

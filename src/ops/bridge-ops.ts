@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import type { LegacyLink, ModernLink, UpstreamFacts } from '../contracts/upstream.js';
 import type { UpstreamTarget } from '../daemon/options.js';
@@ -7,6 +5,7 @@ import type { HttpFaceOps } from '../faces/http-face.js';
 import type { Logger } from '../log.js';
 import { BridgeMetrics, type MetricSources } from './bridge-metrics.js';
 import { KnownTools } from './method-label.js';
+import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
 import { observeLink } from './observed-link.js';
 import { Readiness, upstreamAddress, type CrashRecord } from './readiness.js';
@@ -40,7 +39,7 @@ export class BridgeOps {
   readonly readiness: Readiness;
   private readonly observers: Observers;
   private sources: OpsSources | undefined;
-  private metricsServer: http.Server | undefined;
+  private metricsServer: MetricsListener | undefined;
 
   constructor(private readonly opts: BridgeOpsOptions) {
     const epoch = opts.facts.epoch;
@@ -93,45 +92,14 @@ export class BridgeOps {
   /** `--metrics-listen`: `GET /metrics` alone, without auth, on its own address; resolves with its URL. */
   async listenMetrics(): Promise<string | undefined> {
     const where = this.opts.metricsListen;
-    const metrics = this.metrics;
-    if (!where || !metrics) return undefined;
-    const server = http.createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if ((req.method === 'GET' || req.method === 'HEAD') && path === '/metrics') {
-        metrics.render().then(
-          ({ contentType, body }) => {
-            res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
-            res.end(body);
-          },
-          (err: unknown) => {
-            this.opts.logger.error('metrics.render_failed', { err });
-            res.writeHead(500).end();
-          },
-        );
-        return;
-      }
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics is served here\n');
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(where.port, where.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.metricsServer = server;
-    const { port } = server.address() as AddressInfo;
-    return `http://${where.host.includes(':') ? `[${where.host}]` : where.host}:${port}/metrics`;
+    if (!where || !this.metrics) return undefined;
+    this.metricsServer = await listenForMetrics(where, this.metrics, this.opts.logger);
+    return this.metricsServer.url;
   }
 
   /** Stops the metrics listener and flushes the spans not exported yet. */
   async close(): Promise<void> {
-    const server = this.metricsServer;
-    if (server) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    }
+    await this.metricsServer?.close();
     await this.tracing?.shutdown().catch((err: unknown) => this.opts.logger.warn('tracing.shutdown_failed', { err }));
   }
 }

@@ -1,14 +1,16 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
 import type { LegacyHandler, LegacySessionHandler, LegacySessionInfo, ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
-import type { BridgeMetrics, Outcome, RequestRecorder } from './bridge-metrics.js';
+import type { Outcome, RequestMetrics, RequestRecorder } from './bridge-metrics.js';
 import { KnownTools, methodLabel } from './method-label.js';
 import { TRACE_CONTEXT, TRACE_HEADERS, extractParent, runIn, type Tracing } from './tracing.js';
 
 /** What the observed handlers report to; either may be absent (then it costs nothing). */
 export interface Observers {
-  metrics?: BridgeMetrics;
+  metrics?: RequestMetrics;
   tracing?: Tracing;
+  /** The config-file name of the server (issue 14), as the `mcp.bridge.server` span attribute. */
+  server?: string;
   /** The upstream's epoch, for labels and span attributes. */
   upstreamEpoch: string;
   /** Tool names the upstream listed: the only ones that become label values. */
@@ -61,6 +63,7 @@ function observe(o: Observers, site: RequestSite, req: JSONRPCRequest, run: () =
           'mcp.bridge.face': site.face,
           'mcp.bridge.client_epoch': site.clientEpoch,
           'mcp.bridge.upstream_epoch': o.upstreamEpoch,
+          ...(o.server !== undefined ? { 'mcp.bridge.server': o.server } : {}),
           ...(typeof params?.name === 'string' && req.method === 'tools/call' ? { 'gen_ai.tool.name': params.name } : {}),
           ...(site.protocolVersion ? { 'mcp.protocol.version': site.protocolVersion } : {}),
           ...(site.sessionId ? { 'mcp.session.id': site.sessionId } : {}),

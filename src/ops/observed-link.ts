@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { CallHandlers, LegacyLink, LegacyUpstreamSession, ModernLink, OutboundRequest } from '../contracts/upstream.js';
 import type { RpcOutcome } from '../jsonrpc/messages.js';
-import type { BridgeMetrics } from './bridge-metrics.js';
+import type { RequestMetrics } from './bridge-metrics.js';
 import { methodLabel } from './method-label.js';
 import { TRACE_CONTEXT, contextOf, injectInto, runIn, type Tracing } from './tracing.js';
 
@@ -16,21 +16,21 @@ type Call = (req: OutboundRequest, handlers?: CallHandlers) => Promise<RpcOutcom
  * request's span, carried on `params` (tracing.ts). The link's own `call` is replaced on the instance, so the pool,
  * `instanceof` checks and every other member stay as they are.
  */
-export function observeLink(link: ModernLink | LegacyLink, upstreamEpoch: string, metrics: BridgeMetrics | undefined, tracing: Tracing | undefined): void {
+export function observeLink(link: ModernLink | LegacyLink, upstreamEpoch: string, metrics: RequestMetrics | undefined, tracing: Tracing | undefined, server?: string): void {
   if (!metrics && !tracing) return;
   if ('call' in link) {
-    link.call = observedCall(link.call.bind(link), upstreamEpoch, metrics, tracing);
+    link.call = observedCall(link.call.bind(link), upstreamEpoch, metrics, tracing, server);
     return;
   }
   const open = link.openSession.bind(link);
   link.openSession = async (init) => {
     const session: LegacyUpstreamSession = await open(init);
-    session.call = observedCall(session.call.bind(session), upstreamEpoch, metrics, tracing);
+    session.call = observedCall(session.call.bind(session), upstreamEpoch, metrics, tracing, server);
     return session;
   };
 }
 
-function observedCall(call: Call, upstreamEpoch: string, metrics: BridgeMetrics | undefined, tracing: Tracing | undefined): Call {
+function observedCall(call: Call, upstreamEpoch: string, metrics: RequestMetrics | undefined, tracing: Tracing | undefined, server: string | undefined): Call {
   return (req, handlers) => {
     const started = performance.now();
     const method = methodLabel(req.method);
@@ -42,7 +42,7 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: BridgeMetrics 
       const round = (req.params as { inputResponses?: unknown } | undefined)?.inputResponses !== undefined;
       span = tracing.tracer.startSpan(
         `upstream ${method}`,
-        { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': req.method, 'mcp.bridge.upstream_epoch': upstreamEpoch, ...(round ? { 'mcp.bridge.mrtr_retry': true } : {}) } },
+        { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': req.method, 'mcp.bridge.upstream_epoch': upstreamEpoch, ...(server !== undefined ? { 'mcp.bridge.server': server } : {}), ...(round ? { 'mcp.bridge.mrtr_retry': true } : {}) } },
         parent,
       );
       const ctx = trace.setSpan(parent, span);

@@ -30,6 +30,8 @@ export interface OAuthConfig {
   timeoutMs: number;
   /** How many 403 insufficient_scope step-ups one request may cause. */
   maxStepUps: number;
+  /** What names this upstream to `mcp-bridge login`/`logout` in hints (a config server: `--config <file> --server <name>`); default its URL. */
+  commandTarget?: string;
 }
 
 export const DEFAULT_OAUTH_DIR = path.join(os.homedir(), '.mcp-bridge', 'oauth');

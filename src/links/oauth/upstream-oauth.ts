@@ -113,7 +113,7 @@ export class UpstreamOAuth implements UpstreamAuth {
     if (tries.unauthorized >= 1) {
       // Fresh credentials and still refused: the next attempt discovers again (the authorization servers may have moved).
       await this.provider.invalidateCredentials('discovery');
-      throw new BridgeError('BRIDGE_ERR_AUTH', `the upstream still answered 401 after authorization: run mcp-bridge logout ${this.upstream}, then mcp-bridge login ${this.upstream}`);
+      throw new BridgeError('BRIDGE_ERR_AUTH', `the upstream still answered 401 after authorization: run mcp-bridge logout ${this.cfg.commandTarget ?? this.upstream}, then mcp-bridge login ${this.cfg.commandTarget ?? this.upstream}`);
     }
     tries.unauthorized++;
     this.log.info('oauth.unauthorized', { hadToken: sent !== undefined, error: params.error });
@@ -207,7 +207,7 @@ export class UpstreamOAuth implements UpstreamAuth {
         ? 'check --oauth-client-id and --oauth-client-secret'
         : oauthCode === 'invalid_scope'
           ? 'check --oauth-scope'
-          : `run mcp-bridge login ${this.upstream} (mcp-bridge logout ${this.upstream} starts afresh)`;
+          : `run mcp-bridge login ${this.cfg.commandTarget ?? this.upstream} (mcp-bridge logout ${this.cfg.commandTarget ?? this.upstream} starts afresh)`;
     return new BridgeError('BRIDGE_ERR_AUTH', `OAuth toward ${this.serverUrl.origin} failed${oauthCode ? ` (${oauthCode})` : ''}: ${text}; ${hint}`, { cause: err });
   }
 }

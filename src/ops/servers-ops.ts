@@ -1,0 +1,79 @@
+import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
+import type { LegacyLink, ModernLink } from '../contracts/upstream.js';
+import type { HttpFaceOps } from '../faces/http-face.js';
+import type { Logger } from '../log.js';
+import { BridgeMetrics, type ServerSources } from './bridge-metrics.js';
+import { KnownTools } from './method-label.js';
+import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
+import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
+import { observeLink } from './observed-link.js';
+import type { ReadinessCheck } from './readiness.js';
+import { startTracing, type Tracing } from './tracing.js';
+
+/** What `wireUpstream` asks of the ops: observe the link and both handlers of one upstream. */
+export interface UpstreamOps {
+  observeLink(link: ModernLink | LegacyLink): void;
+  modern(h: ModernHandler): ModernHandler;
+  legacy(h: LegacyHandler): LegacyHandler;
+}
+
+export interface ServersOpsOptions {
+  metrics: boolean;
+  metricsListen?: { host: string; port: number };
+  corsOrigins: string[];
+  /** `/readyz` of the daemon (every server ready). */
+  readiness: ReadinessCheck;
+  /** The gauges' sources, one per wired server. */
+  servers: ServerSources;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The ops of a config-file daemon (issues 13, 14): one metrics registry and
+ * one tracer for every server. Each server observes its link and handlers
+ * through `forServer`, so its series carry `server` and its spans
+ * `mcp.bridge.server`; a server wired again after SIGHUP reuses its series.
+ */
+export class ServersOps {
+  readonly metrics: BridgeMetrics | undefined;
+  readonly tracing: Tracing | undefined;
+  private metricsServer: MetricsListener | undefined;
+
+  constructor(private readonly opts: ServersOpsOptions) {
+    this.metrics = opts.metrics ? new BridgeMetrics('', opts.servers) : undefined;
+    this.tracing = startTracing(opts.env ?? process.env);
+  }
+
+  /** The observers of server `name`, whose upstream speaks `upstreamEpoch`. */
+  forServer(name: string, upstreamEpoch: string): UpstreamOps {
+    const metrics = this.metrics?.scope(name, upstreamEpoch);
+    const tracing = this.tracing;
+    const observers: Observers = { metrics, tracing, upstreamEpoch, tools: new KnownTools(), server: name };
+    const on = metrics !== undefined || tracing !== undefined;
+    return {
+      observeLink: (link) => observeLink(link, upstreamEpoch, metrics, tracing, name),
+      modern: (h) => (on ? observeModern(h, observers) : h),
+      legacy: (h) => (on ? observeLegacy(h, observers) : h),
+    };
+  }
+
+  /** What the HTTP face serves: /metrics unless it has its own listener, /readyz, CORS. */
+  get faceOps(): HttpFaceOps {
+    return { metrics: this.metrics, metricsRoute: this.opts.metricsListen === undefined, readiness: this.opts.readiness, cors: this.opts.corsOrigins.length > 0 };
+  }
+
+  /** `--metrics-listen` (or the "bridge" object's `metricsListen`): resolves with the URL, when there is one. */
+  async listenMetrics(): Promise<string | undefined> {
+    const where = this.opts.metricsListen;
+    if (!where || !this.metrics) return undefined;
+    this.metricsServer = await listenForMetrics(where, this.metrics, this.opts.logger);
+    return this.metricsServer.url;
+  }
+
+  /** Stops the metrics listener and flushes the spans not exported yet. */
+  async close(): Promise<void> {
+    await this.metricsServer?.close();
+    await this.tracing?.shutdown().catch((err: unknown) => this.opts.logger.warn('tracing.shutdown_failed', { err }));
+  }
+}
