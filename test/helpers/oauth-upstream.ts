@@ -139,12 +139,15 @@ export interface ProtectedServer {
   close(): Promise<void>;
 }
 
+/** How a protected server checks a bearer token: with the in-memory provider, or (`verify`) any other way, e.g. a JWT for its own URL. */
+export type TokenAuthority = Pick<AuthServer, 'issuer'> & ({ provider: MemoryProvider } | { verify(token: string, resource: string): Promise<boolean> });
+
 /**
  * A stateful SDK v1 MCP server (tool `echo`) whose `/mcp` checks the bearer
  * token with the authorization server, for every request (`all`) or only
  * `tools/call`; a refusal is a 401 naming its protected-resource metadata (RFC 9728 §5.1).
  */
-export async function startProtectedServer(as: AuthServer, protect: 'all' | 'tools/call' = 'all'): Promise<ProtectedServer> {
+export async function startProtectedServer(as: TokenAuthority, protect: 'all' | 'tools/call' = 'all'): Promise<ProtectedServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const refused = new Map<string, number>();
   const server = createServer();
@@ -166,7 +169,7 @@ export async function startProtectedServer(as: AuthServer, protect: 'all' | 'too
     const method = body && !Array.isArray(body) ? (body.method ?? '') : '';
     if (protect === 'all' || method === 'tools/call') {
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      const ok = token !== undefined && (await as.provider.verifyAccessToken(token).then(() => true, () => false));
+      const ok = token !== undefined && ('verify' in as ? await as.verify(token, url) : await as.provider.verifyAccessToken(token).then(() => true, () => false));
       if (!ok) {
         refused.set(method || req.method!, (refused.get(method || req.method!) ?? 0) + 1);
         res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="invalid_token", resource_metadata="${prm}"` });

@@ -9,6 +9,7 @@ import { stdinTee, type Recorder } from './accept-helpers.js';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { modernPost, readMessages } from '../helpers/faults.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
+import { CLIENT_KIND, SERVER_KIND, attr, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 
 /**
  * Issue 13, traces: the built CLI with `OTEL_EXPORTER_OTLP_ENDPOINT` pointing
@@ -18,42 +19,6 @@ import { startModernHttpServer, type RunningModernServer } from '../helpers/mode
  * the parent of the bridge's SERVER span, whose CLIENT child's context reaches
  * the upstream in the `traceparent` header and in `params._meta.traceparent`.
  */
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Array<{ key: string; value: { stringValue?: string; boolValue?: boolean; intValue?: string } }>;
-}
-
-const SERVER_KIND = 2;
-const CLIENT_KIND = 3;
-
-function attr(span: OtlpSpan, key: string): unknown {
-  const v = span.attributes.find((a) => a.key === key)?.value;
-  return v?.stringValue ?? v?.boolValue ?? v?.intValue;
-}
-
-/** An OTLP/HTTP traces receiver: POST /v1/traces with the JSON encoding; keeps every span. */
-async function startReceiver(): Promise<{ url: string; spans: OtlpSpan[]; contentTypes: string[]; close(): Promise<void> }> {
-  const spans: OtlpSpan[] = [];
-  const contentTypes: string[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      contentTypes.push(String(req.headers['content-type']));
-      if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
-      for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 /** A hop in front of the upstream that records each request's traceparent header and body, then forwards it. */
 async function startRecordingHop(target: string): Promise<{ url: string; seen: Array<{ header?: string; body: any }>; close(): Promise<void> }> {
@@ -96,13 +61,13 @@ async function until<T>(get: () => T | undefined, ms = 15_000): Promise<T> {
 const hex = (n: number, len: number) => n.toString(16).padStart(len, '0');
 
 describe('traces cross the bridge (OTLP/HTTP to a receiver on 127.0.0.1)', () => {
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: OtlpReceiver;
   let upstream: RunningModernServer;
   let hop: Awaited<ReturnType<typeof startRecordingHop>>;
   let cli: RunningCli;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
+    receiver = await startOtlpReceiver();
     upstream = await startModernHttpServer();
     hop = await startRecordingHop(upstream.url);
     cli = await startCli(['--log-level', 'warn', '--upstream', hop.url], 30_000, {
@@ -169,12 +134,12 @@ describe('traces cross the bridge (OTLP/HTTP to a receiver on 127.0.0.1)', () =>
 
 describe('traces cross the bridge in front of a legacy stdio server', () => {
   const SERVER = [process.execPath, path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crash-server.mjs')];
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: OtlpReceiver;
   let recorder: Recorder;
   let cli: RunningCli;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
+    receiver = await startOtlpReceiver();
     const tee = stdinTee(SERVER);
     recorder = tee.recorder;
     cli = await startCli(['--log-level', 'warn', '--', ...tee.command], 30_000, { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' });
