@@ -17,9 +17,12 @@ export interface ConfigBridge {
   close(): Promise<void>;
 }
 
-/** Starts `mcp-bridge --listen 127.0.0.1:0 --config <file> …args` and resolves once it listens. */
-export function startConfigBridge(file: string, args: string[] = [], timeoutMs = 30_000): Promise<ConfigBridge> {
-  const child = spawn(process.execPath, [CLI_ENTRY, '--listen', '127.0.0.1:0', '--config', file, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/**
+ * Starts `mcp-bridge --listen 127.0.0.1:0 --config <file> …args` and resolves once it listens;
+ * `env` for the child, `headers` for the helper's own requests (a bridge with an auth token).
+ */
+export function startConfigBridge(file: string, args: string[] = [], timeoutMs = 30_000, opts: { env?: NodeJS.ProcessEnv; headers?: Record<string, string> } = {}): Promise<ConfigBridge> {
+  const child = spawn(process.execPath, [CLI_ENTRY, '--listen', '127.0.0.1:0', '--config', file, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: opts.env ?? process.env });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   return new Promise((resolve, reject) => {
@@ -39,7 +42,7 @@ export function startConfigBridge(file: string, args: string[] = [], timeoutMs =
       child.off('exit', onExit);
       child.stderr!.off('data', onData);
       const url = m[1];
-      const servers = async () => ((await (await fetch(`${url}/servers`)).json()) as { servers: Awaited<ReturnType<ConfigBridge['servers']>> }).servers;
+      const servers = async () => ((await (await fetch(`${url}/servers`, { headers: opts.headers })).json()) as { servers: Awaited<ReturnType<ConfigBridge['servers']>> }).servers;
       resolve({
         url,
         child,
