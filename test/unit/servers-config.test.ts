@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { optionsFromConfig } from '../../src/config/load-servers-config.js';
+import { asKeys } from '../../src/config/server-oauth.js';
 import { parseServersConfig } from '../../src/config/servers-config.js';
+import { optionsFor } from '../../src/daemon/start-servers.js';
 
 const F = 'cfg.json';
 const parse = (value: unknown, env: NodeJS.ProcessEnv = {}) => parseServersConfig(typeof value === 'string' ? value : JSON.stringify(value), F, env);
@@ -63,12 +69,86 @@ describe('parseServersConfig: the desktop-client format', () => {
     ['pool below 1', '{"mcpServers": {"a": {"command": "x", "pool": 0}}}', /pool must be a whole number ≥ 1/],
     ['a bad epoch', '{"mcpServers": {"a": {"command": "x", "epoch": "2025"}}}', /epoch must be auto/],
     ['a key given twice', '{"mcpServers": {"a": {"command": "x", "command": "y"}}}', /key "command" is given twice/],
+    ['an unknown oauth key, with its position', '{"mcpServers": {"a": {"url": "http://h/", "oauth": {"client_id": "x"}}}}', /^cfg\.json:1:53: unknown key "client_id" in mcpServers\.a\.oauth \(known: clientId/],
+    ['oauth neither an object nor a boolean', '{"mcpServers": {"a": {"url": "http://h/", "oauth": "yes"}}}', /^cfg\.json:1:52: mcpServers\.a\.oauth \(or true \/ false\) must be an object/],
+    ['a mistyped oauth value', '{"mcpServers": {"a": {"url": "http://h/", "oauth": {"noBrowser": "yes"}}}}', /^cfg\.json:1:66: mcpServers\.a\.oauth\.noBrowser must be true or false/],
+    ['a callback port that is no port', '{"mcpServers": {"a": {"url": "http://h/", "oauth": {"callbackPort": 70000}}}}', /mcpServers\.a\.oauth: "callbackPort" must be a port number/],
+    ['a secret without a client id, told in the file\'s keys', '{"mcpServers": {"a": {"url": "http://h/", "oauth": {"clientSecret": "s"}}}}', /mcpServers\.a\.oauth: "clientSecret" belongs to a pre-registered client: add "clientId"/],
+    ['client credentials without a secret', '{"mcpServers": {"a": {"url": "http://h/", "oauth": {"grant": "client_credentials", "clientId": "c"}}}}', /"grant" client_credentials needs "clientId" and either "clientSecret" .*or "privateKey"/],
+    ['a bad grant', '{"mcpServers": {"a": {"url": "http://h/", "oauth": {"grant": "password"}}}}', /"grant" must be authorization_code or client_credentials/],
+    ['oauth on a command server', '{"mcpServers": {"a": {"command": "x", "oauth": {}}}}', /"oauth" applies to a "url" server/],
+    ['oauth beside a static Authorization header', '{"mcpServers": {"a": {"url": "http://h/", "headers": {"Authorization": "Bearer t"}, "oauth": {"scope": "x"}}}}', /headers\.Authorization and "oauth": both say how to authorize/],
+    ['a per-server oauth key in bridge', '{"mcpServers": {}, "bridge": {"oauthClientId": "x"}}', /unknown key "oauthClientId" in bridge/],
   ];
   it.each(bad)('refuses %s (BRIDGE_ERR_USAGE, exit 2)', (_what, text, message) => {
     expect(() => parse(text)).toThrow(expect.objectContaining({ code: 'BRIDGE_ERR_USAGE', message: expect.stringMatching(message) }));
   });
 
+  it('reads "oauth" as the --oauth-* flags it stands for: ${ENV} in the secret, scopes as a list, a private key relative to the file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'servers-oauth-unit-'));
+    writeFileSync(path.join(dir, 'key.pem'), '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF\n-----END PRIVATE KEY-----\n');
+    const c = parseServersConfig(
+      JSON.stringify(servers({
+        a: { url: 'https://a.example/mcp', oauth: { clientId: 'cid', clientSecret: '${A_SECRET}', scope: ['read', 'write'], callbackPort: 9123, grant: 'client_credentials', noBrowser: true, timeout: '5000' } },
+        b: { url: 'https://b.example/mcp', oauth: { clientId: 'kid', privateKey: 'key.pem' } },
+        c: { url: 'https://c.example/mcp', oauth: false },
+        d: { url: 'https://d.example/mcp', oauth: true },
+      })),
+      path.join(dir, 'cfg.json'),
+      { A_SECRET: 's3cret' },
+    );
+    expect(c.servers.map((s) => s.oauth)).toEqual([
+      { oauthClientId: 'cid', oauthClientSecret: 's3cret', oauthScope: 'read write', oauthCallbackPort: '9123', oauthGrant: 'client_credentials', oauthNoBrowser: true, oauthTimeout: '5000' },
+      { oauthClientId: 'kid', oauthPrivateKey: path.join(dir, 'key.pem') },
+      false,
+      {},
+    ]);
+    // A changed secret is a changed entry (its unit restarts on SIGHUP).
+    const again = parseServersConfig(JSON.stringify(servers({ a: { url: 'https://a.example/mcp', oauth: { clientId: 'cid', clientSecret: 'other' } } })), 'x.json', {});
+    const first = parseServersConfig(JSON.stringify(servers({ a: { url: 'https://a.example/mcp', oauth: { clientId: 'cid', clientSecret: 's3cret' } } })), 'x.json', {});
+    expect(again.servers[0].fingerprint).not.toBe(first.servers[0].fingerprint);
+  });
+
+  it('asKeys tells a flag message in the file\'s keys', () => {
+    expect(asKeys('--oauth-grant client_credentials needs --oauth-client-id and either --oauth-client-secret (or MCP_BRIDGE_OAUTH_CLIENT_SECRET) or --oauth-private-key <pem file>')).toBe(
+      '"grant" client_credentials needs "clientId" and either "clientSecret" or "privateKey"',
+    );
+    expect(asKeys('--oauth-callback-port must be a port number 1-65535')).toBe('"callbackPort" must be a port number 1-65535');
+  });
+
   it('counts lines and columns from 1 across newlines', () => {
     expect(() => parse('{\n  "mcpServers": {\n    "a": {\n      "command": "x",\n      "nope": 1\n    }\n  }\n}')).toThrow(/^cfg\.json:5:7: unknown key "nope"/);
+  });
+});
+
+describe('optionsFromConfig and optionsFor: OAuth per server, the daemon\'s directory', () => {
+  const cfg = (s: Record<string, unknown>, bridge: Record<string, unknown> = {}) => parseServersConfig(JSON.stringify({ mcpServers: s, bridge }), 'cfg.json', {});
+
+  it('each URL server gets its own settings over the daemon\'s oauthDir / oauthNoBrowser / oauthTimeout; off for a command, "oauth": false, or a static Authorization', () => {
+    const config = cfg(
+      {
+        cc: { url: 'https://a.example/mcp', oauth: { clientId: 'c', clientSecret: 's', grant: 'client_credentials', timeout: 99 } },
+        plain: { url: 'https://b.example/mcp' },
+        off: { url: 'https://c.example/mcp', oauth: false },
+        header: { url: 'https://d.example/mcp', headers: { Authorization: 'Bearer x' } },
+        child: { command: 'x' },
+      },
+      { oauthDir: '/tmp/servers-oauth-dir', oauthNoBrowser: true },
+    );
+    // The single upstream's secret variable does not leak into a config server.
+    const { options, secrets } = optionsFromConfig(config, {}, [], { MCP_BRIDGE_OAUTH_CLIENT_SECRET: 'from-env' });
+    const oauth = Object.fromEntries(config.servers.map((e) => [e.name, optionsFor(e, options, 'cfg.json').oauth]));
+    expect(oauth.cc).toMatchObject({ dir: '/tmp/servers-oauth-dir', clientId: 'c', clientSecret: 's', grant: 'client_credentials', noBrowser: true, timeoutMs: 99, commandTarget: '--config cfg.json --server cc' });
+    expect(oauth.plain).toMatchObject({ dir: '/tmp/servers-oauth-dir', grant: 'authorization_code', noBrowser: true, timeoutMs: 300_000 });
+    expect(oauth.plain.clientSecret).toBeUndefined();
+    expect([oauth.off, oauth.header, oauth.child]).toEqual([undefined, undefined, undefined]);
+    expect(secrets).toContain('s');
+  });
+
+  it('refuses per-server --oauth-* flags on the command line, and "oauth" with "auth": "pass-through"', () => {
+    const config = cfg({ a: { url: 'https://a.example/mcp' } });
+    expect(() => optionsFromConfig(config, { oauthClientId: 'x' }, [], {})).toThrow(/with --config, give --oauth-client-id per server as "oauth": \{"clientId": …\}/);
+    const pass = cfg({ a: { url: 'https://a.example/mcp', oauth: { scope: 'x' } } }, { auth: 'pass-through' });
+    expect(() => optionsFromConfig(pass, {}, [], {})).toThrow(/mcpServers\.a\.oauth: "auth": "pass-through" sends each client's own token upstream/);
   });
 });
