@@ -140,7 +140,7 @@ describe('optionsFromConfig and optionsFor: OAuth per server, the daemon\'s dire
     const oauth = Object.fromEntries(config.servers.map((e) => [e.name, optionsFor(e, options, 'cfg.json').oauth]));
     expect(oauth.cc).toMatchObject({ dir: '/tmp/servers-oauth-dir', clientId: 'c', clientSecret: 's', grant: 'client_credentials', noBrowser: true, timeoutMs: 99, commandTarget: '--config cfg.json --server cc' });
     expect(oauth.plain).toMatchObject({ dir: '/tmp/servers-oauth-dir', grant: 'authorization_code', noBrowser: true, timeoutMs: 300_000 });
-    expect(oauth.plain.clientSecret).toBeUndefined();
+    expect(oauth.plain?.clientSecret).toBeUndefined();
     expect([oauth.off, oauth.header, oauth.child]).toEqual([undefined, undefined, undefined]);
     expect(secrets).toContain('s');
   });
