@@ -172,7 +172,8 @@ async function serveConfig(file: string, flags: CliFlags & { server?: string }, 
   process.on('SIGHUP', () => reloadConfig(running, file, secrets, options));
   handleSignals(running, options.shutdownTimeoutMs);
   await running.done;
-  process.exitCode = EXIT_OK;
+  // A server's OAuth flow may still wait for its browser (a callback listener and its timeout): the daemon is done, so end now.
+  process.exit(EXIT_OK);
 }
 
 /** SIGHUP: a file that does not read, parse or validate leaves the running config as it is. */

@@ -205,3 +205,30 @@ describe('per-server OAuth in a config file', { timeout: 60_000 }, () => {
     expect(typed.stderr).toContain(`${bad}:2:68: mcpServers.x.oauth.callbackPort must be a whole number`);
   });
 });
+
+describe('stopping while a server waits for its browser', { timeout: 60_000 }, () => {
+  it('SIGTERM ends the daemon with exit 0 at once, though the flow would wait for minutes more', async () => {
+    const waiting = await startProtectedServer(as);
+    const waitDir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-servers-oauth-wait-'));
+    const waitFile = path.join(waitDir, 'servers.json');
+    writeFileSync(waitFile, JSON.stringify({ mcpServers: { slow: { type: 'http', url: waiting.url, oauth: { noBrowser: true } } }, bridge: { logLevel: 'warn', oauthDir: waitDir } }));
+    const daemon = await startConfigBridge(waitFile);
+    try {
+      await waitUntil('the authorization URL printed', () => /open this URL in a browser/.test(daemon.stderr()), 20_000);
+      // The bound: stopProcess in the helper would SIGKILL after 8 s; the default --oauth-timeout is 300 s.
+      const exited = new Promise<number | null | string>((resolve) => {
+        const bound = setTimeout(() => resolve('still running after 8 s'), 8_000);
+        daemon.child.once('exit', (code) => {
+          clearTimeout(bound);
+          resolve(code);
+        });
+      });
+      daemon.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      await daemon.close();
+      await waiting.close();
+      rmSync(waitDir, { recursive: true, force: true });
+    }
+  });
+});
