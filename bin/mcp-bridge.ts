@@ -124,7 +124,12 @@ Exit codes: 0 clean shutdown, 1 upstream unreachable or not MCP at start, 2 bad 
   .showHelpAfterError('(run mcp-bridge --help for every flag)')
   .exitOverride()
   .action(async (command: string[], flags: CliFlags & { config?: string; server?: string }) => {
-    if (flags.config !== undefined) return serveConfig(flags.config, flags, command);
+    if (flags.config !== undefined) {
+      // commander sets `metrics: true` unless --no-metrics is given: only a flag the user typed overrides the file.
+      const given = { ...flags };
+      if (program.getOptionValueSource('metrics') === 'default') delete given.metrics;
+      return serveConfig(flags.config, given, command);
+    }
     if (flags.server !== undefined) throw new BridgeError('BRIDGE_ERR_USAGE', '--server picks one server of a --config file');
     const options = configFromFlags(flags, command);
     const bridge = await startBridge(options);

@@ -48,6 +48,9 @@ export const BRIDGE_KEYS: Partial<Record<keyof CliFlags, BridgeKeyKind>> & Recor
   debugStats: 'flag',
   corsOrigin: 'list',
   metricsListen: 'value',
+  /** `"metrics": false` is `--no-metrics`. */
+  metrics: 'flag',
+  logFormat: 'value',
   // Where tokens are kept and how a browser flow runs, for every server; the rest of OAuth is per server ("oauth").
   oauthDir: 'value',
   oauthNoBrowser: 'flag',

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { configFromFlags, type CliFlags } from '../daemon/config-from-flags.js';
 import type { BridgeOptions, UpstreamTarget } from '../daemon/options.js';
 import { BridgeError } from '../errors.js';
-import { createLogger, type LogLevel } from '../log.js';
+import { createLogger, defaultLogFormat, type LogFormat, type LogLevel } from '../log.js';
 import { oauthConfigFrom, type OAuthFlags } from '../links/oauth/oauth-config.js';
 import { parseServersConfig, type ServerEntry, type ServersConfig } from './servers-config.js';
 
@@ -72,7 +72,8 @@ export function optionsFromConfig(config: ServersConfig, flags: CliFlags, comman
   const secrets = [options.authToken, options.requestStateKey].filter((s): s is string => s !== undefined);
   secrets.push(...serverSecrets(config.servers));
   const level = (merged.logLevel ?? env.MCP_BRIDGE_LOG_LEVEL ?? 'info') as LogLevel;
-  return { options: { ...options, logger: createLogger(level, {}, undefined, secrets) }, secrets };
+  const format = (merged.logFormat ?? env.MCP_BRIDGE_LOG_FORMAT ?? defaultLogFormat()) as LogFormat;
+  return { options: { ...options, logger: createLogger(level, {}, undefined, secrets, format) }, secrets };
 }
 
 /**

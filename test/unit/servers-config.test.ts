@@ -145,6 +145,13 @@ describe('optionsFromConfig and optionsFor: OAuth per server, the daemon\'s dire
     expect(secrets).toContain('s');
   });
 
+  it('reads the ops keys of "bridge": metrics, metricsListen, corsOrigin, logFormat', () => {
+    const on = optionsFromConfig(cfg({}, { metricsListen: '127.0.0.1:9464', corsOrigin: ['https://app.example'], logFormat: 'pretty' }), {}, [], {}).options;
+    expect([on.metrics, on.metricsListen, on.corsOrigins]).toEqual([true, { host: '127.0.0.1', port: 9464 }, ['https://app.example']]);
+    expect(optionsFromConfig(cfg({}, { metrics: false }), {}, [], {}).options.metrics).toBe(false);
+    expect(() => optionsFromConfig(cfg({}, { metrics: false, metricsListen: '127.0.0.1:1' }), {}, [], {})).toThrow(/--metrics-listen serves the metrics that --no-metrics turns off/);
+  });
+
   it('refuses per-server --oauth-* flags on the command line, and "oauth" with "auth": "pass-through"', () => {
     const config = cfg({ a: { url: 'https://a.example/mcp' } });
     expect(() => optionsFromConfig(config, { oauthClientId: 'x' }, [], {})).toThrow(/with --config, give --oauth-client-id per server as "oauth": \{"clientId": …\}/);
