@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Http } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as V1Http } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { CLI_ENTRY, runCli } from '../helpers/cli.js';
 import { startConfigBridge, type ConfigBridge } from '../helpers/config-bridge.js';
 import { waitUntil } from '../helpers/faults.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
@@ -191,6 +192,16 @@ describe('per-server OAuth in a config file', { timeout: 60_000 }, () => {
     const none = await runCli(['login', '--config', file, '--server', 'plain-nope']);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/no server 'plain-nope'/);
+  });
+
+  it('--stdio --config --server: a desktop client reaches one protected server with that server\'s stored tokens', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_ENTRY, '--stdio', '--config', file, '--server', 'cc'], env: { ...process.env } as Record<string, string>, stderr: 'pipe' });
+    const client = new V1Client({ name: 'desktop', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    const refusals = [...ccServer.refused.values()].reduce((a, b) => a + b, 0);
+    expect(await echo(client)).toContain('"text":"ok"');
+    expect([...ccServer.refused.values()].reduce((a, b) => a + b, 0)).toBe(refusals);
   });
 
   it('an unknown or mistyped key in "oauth" stops the start with exit 2 naming it and its place in the file', async () => {
