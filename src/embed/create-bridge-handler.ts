@@ -10,6 +10,7 @@ import { upstreamUrlOf } from '../daemon/upstream-url-of.js';
 import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { ServerRoutes } from '../faces/server-routes.js';
+import type { OAuthConfig } from '../links/oauth/oauth-config.js';
 import { createLogger } from '../log.js';
 
 /** What to bridge, and the daemon options that apply (`listen` and `stdio` do not: the app serves). */
@@ -69,7 +70,7 @@ export function createBridgeHandler(opts: BridgeHandlerOptions): BridgeHandler {
     sessionIdleMs: base.sessionIdleMs,
     inputTimeoutMs: base.inputTimeoutMs,
   });
-  const units = entries.map((entry) => new ServerUnit(entry, optionsFor(entry, base), (handlers) => face.unit(handlers)));
+  const units = entries.map((entry) => new ServerUnit(entry, embeddedOptions(entry, base, opts.options?.oauth), (handlers) => face.unit(handlers)));
   for (const unit of units) routes.set(unit.name, unit);
   const ready = Promise.all(units.map((u) => u.start())).then(() => undefined);
   let closing: Promise<void> | undefined;
@@ -86,6 +87,18 @@ export function createBridgeHandler(opts: BridgeHandlerOptions): BridgeHandler {
         await face.close();
       })()),
   });
+}
+
+/**
+ * A server's options inside an app: the daemon's, but OAuth toward the
+ * upstream only when asked for (the entry's `"oauth"`, or `options.oauth`), so
+ * an app's process never opens a browser because an upstream answered 401.
+ */
+function embeddedOptions(entry: ServerEntry, base: BridgeOptions, given: OAuthConfig | undefined): BridgeOptions {
+  const opts = optionsFor(entry, base);
+  // An entry's own settings go over options.oauth (its directory); without them, options.oauth as given.
+  if (entry.oauth !== undefined && entry.oauth !== false) return opts;
+  return { ...opts, oauth: given && opts.oauth ? given : undefined };
 }
 
 function targetOf(upstream: string | UpstreamTarget): UpstreamTarget {
