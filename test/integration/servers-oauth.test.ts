@@ -1,4 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +10,10 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as V1Http } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseServersConfig } from '../../src/config/servers-config.js';
+import { createBridgeHandler } from '../../src/embed/create-bridge-handler.js';
+import { DEFAULT_OAUTH } from '../../src/links/oauth/oauth-config.js';
+import { createLogger } from '../../src/log.js';
 import { CLI_ENTRY, runCli } from '../helpers/cli.js';
 import { startConfigBridge, type ConfigBridge } from '../helpers/config-bridge.js';
 import { waitUntil } from '../helpers/faults.js';
@@ -214,6 +220,33 @@ describe('per-server OAuth in a config file', { timeout: 60_000 }, () => {
     const typed = await runCli(['--listen', '127.0.0.1:0', '--config', bad]);
     expect(typed.code).toBe(2);
     expect(typed.stderr).toContain(`${bad}:2:68: mcpServers.x.oauth.callbackPort must be a whole number`);
+  });
+});
+
+describe('an embedded bridge (createBridgeHandler) with per-server OAuth', { timeout: 60_000 }, () => {
+  it('a config entry\'s "oauth" applies in the app: the client-credentials server answers through the app\'s own node:http server', async () => {
+    const config = parseServersConfig(
+      JSON.stringify({ mcpServers: { cc: { type: 'http', url: ccServer.url, oauth: { grant: 'client_credentials', clientId: 'alice-svc', clientSecret: '${SERVERS_OAUTH_CC_SECRET}' } } } }),
+      path.join(dir, 'embedded.json'),
+    );
+    const embedDir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-servers-oauth-embed-'));
+    const handler = createBridgeHandler({ config, options: { logger: createLogger('warn'), oauth: { ...DEFAULT_OAUTH, dir: embedDir } } });
+    const app = http.createServer(handler);
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    try {
+      await handler.ready;
+      expect(handler.servers().map((s) => [s.name, s.state])).toEqual([['cc', 'ready']]);
+      const client = new V1Client({ name: 'embedded', version: '1.0.0' });
+      await client.connect(new V1Http(new URL(`http://127.0.0.1:${(app.address() as AddressInfo).port}/servers/cc/mcp`)));
+      clients.push(client);
+      expect(await echo(client)).toContain('"text":"ok"');
+      // Its own token record, in the directory the app gave.
+      expect(readdirSync(embedDir).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+    } finally {
+      await handler.close();
+      await new Promise<void>((resolve) => app.close(() => resolve()));
+      rmSync(embedDir, { recursive: true, force: true });
+    }
   });
 });
 
