@@ -33,6 +33,8 @@ import { CLIENT_SECRET, TOOLS_SCOPE, startOidcIssuer, type OidcIssuer } from '..
  * - `plain`: the 2026-07-28 SDK v2 fixture, no protection;
  * - `stuck`: another protected server whose flow cannot finish (no browser, 300 ms).
  * Each server has its own tokens, flow and 401 handling; the others never notice.
+ * Also: login / logout / auth status --config, --stdio --config --server, the
+ * embedded handler, and a SIGTERM while a flow waits for its browser.
  */
 const BROWSER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../conformance/runner/follow-redirect-browser.mjs');
 const MODERN = '2026-07-28';
