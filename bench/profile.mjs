@@ -2,17 +2,21 @@
 // V8's --cpu-prof samples wall time, so on an oversubscribed box it blames
 // whatever call was running when the bridge lost its core (writev, pipe
 // writes); `perf record -e cpu-clock` with --perf-basic-prof does not.
-//   node bench/profile.mjs relay|m2l|wrap|headline [--c 8] [--seconds 5] [--inclusive]
-// --inclusive ranks every frame by the share of samples it appears in (itself
+//   node bench/profile.mjs relay|m2l|wrap|headline [--c 8] [--seconds 5] [--inclusive] [--ops on|off]
+// --ops on: every request traced and exported over OTLP/HTTP to a receiver in
+// this process (as row 2's mcp-bridge-ops-on); --ops off: --no-metrics, no traces.
+// --top N shows N frames. --match <regex> (repeatable) adds the share of samples
+// with a frame matching it anywhere on the stack (e.g. 'opentelemetry|src/ops/'). --inclusive ranks every frame by the share of samples it appears in (itself
 // and everything it called), JS and native alike, instead of the nearest own frame.
 import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadUndici } from './lib/deps.mjs';
 import { CLI_ENTRY, SERVERS_DIR } from './lib/paths.mjs';
-import { treeCpuSeconds } from './lib/proc-tree.mjs';
+import { ownCpuSeconds, treeCpuSeconds } from './lib/proc-tree.mjs';
 import { startLoopbackNode, startProcess } from './lib/spawn.mjs';
 import { EVERYTHING_STDIO } from './lib/wrappers.mjs';
 import { legacyWorkers, modernWorkers } from './lib/workers.mjs';
@@ -26,7 +30,7 @@ const SCENARIOS = {
 const BRIDGE_READY = /serving \S+ upstream at (http:\/\/[\d.]+:\d+)\/mcp/;
 const log = (line) => process.stderr.write(`[profile] ${line}\n`);
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' }, inclusive: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' }, inclusive: { type: 'boolean', default: false }, ops: { type: 'string' }, top: { type: 'string' }, match: { type: 'string', multiple: true } } });
 const scenario = SCENARIOS[positionals[0]];
 if (!scenario) {
   log(`usage: node bench/profile.mjs ${Object.keys(SCENARIOS).join('|')} [--c 8] [--seconds 5]`);
@@ -47,7 +51,9 @@ const undici = await loadUndici(log);
 const floor = scenario.floor ? await startLoopbackNode('floor', path.join(SERVERS_DIR, scenario.floor)) : undefined;
 const target = floor ? [...(scenario.epoch ? ['--upstream-epoch', scenario.epoch] : []), '--upstream', `${floor.url}/mcp`] : ['--', ...EVERYTHING_STDIO];
 const nodeArgs = hasPerf ? ['--perf-basic-prof'] : ['--cpu-prof', '--cpu-prof-dir', dir];
-const bridge = await startProcess({ name: 'mcp-bridge', command: process.execPath, args: [...nodeArgs, CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...target], ready: BRIDGE_READY });
+const opsArgs = values.ops === 'off' ? ['--no-metrics'] : [];
+const env = values.ops === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink(), OTEL_BSP_SCHEDULE_DELAY: '1000' } : {};
+const bridge = await startProcess({ name: 'mcp-bridge', command: process.execPath, args: [...nodeArgs, CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...opsArgs, ...target], env, ready: BRIDGE_READY });
 const url = `${bridge.url}/mcp`;
 const w = scenario.legacy ? await legacyWorkers(undici, url, c) : modernWorkers(undici, url, c);
 const run = async (ms) => {
@@ -66,23 +72,41 @@ await run(3_000);
 const perfData = path.join(dir, 'perf.data');
 const recorder = hasPerf ? spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(bridge.pid), '-o', perfData, '--', 'sleep', String(seconds)], { stdio: 'ignore' }) : undefined;
 const cpu0 = treeCpuSeconds(bridge.pid);
+const own0 = ownCpuSeconds(bridge.pid);
 const calls = await run(seconds * 1000);
 const cpuUs = ((treeCpuSeconds(bridge.pid) - cpu0) * 1e6) / calls;
+const ownUs = ((ownCpuSeconds(bridge.pid) - own0) * 1e6) / calls;
 if (recorder) await new Promise((resolve) => recorder.once('exit', resolve));
 await w.close();
 await bridge.stop();
 await floor?.stop();
-log(`${calls} calls in ${seconds} s, bridge tree ${cpuUs.toFixed(0)} µs CPU per call`);
+log(`${calls} calls in ${seconds} s, bridge tree ${cpuUs.toFixed(0)} µs CPU per call, of which the bridge process ${ownUs.toFixed(0)} µs${values.ops ? ` (ops ${values.ops})` : ''}`);
 
 if (hasPerf) {
   const script = execFileSync('perf', ['script', '-i', perfData], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
-  process.stdout.write(values.inclusive ? inclusiveFrames(script, 60) : nearestFrames(script, 30));
+  const top = values.top ? Number(values.top) : undefined;
+  process.stdout.write(values.inclusive ? inclusiveFrames(script, top ?? 60) : nearestFrames(script, top ?? 30));
+  for (const m of values.match ?? []) process.stdout.write(matching(script, new RegExp(m), calls, seconds));
 } else {
   const { readdirSync } = await import('node:fs');
   const { profileText } = await import('./lib/profile-summary.mjs');
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) process.stdout.write(profileText(path.join(dir, f)) + '\n');
 }
 rmSync(dir, { recursive: true, force: true });
+
+/** An OTLP/HTTP receiver on 127.0.0.1 that reads each export and answers 200 (as the bench's). */
+function otlpSink() {
+  return new Promise((resolve) => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    server.listen(0, '127.0.0.1', () => {
+      server.unref();
+      resolve(`http://127.0.0.1:${server.address().port}`);
+    });
+  });
+}
 
 /** Per sample, the nearest frame of this project (or a dependency): its own work plus the runtime work it causes. */
 function nearestFrames(text, top) {
@@ -100,6 +124,18 @@ function nearestFrames(text, top) {
   }
   const leaves = [...where].map(([k, n]) => `${k} ${share(n, total).trim()}`).join(', ');
   return ranked(counts, total, top, [`${total} CPU-time samples; leaf: ${leaves}`, 'nearest project/dependency frame:']);
+}
+
+/** The share of samples with a frame matching `re` anywhere on the stack, and what that is per call. */
+function matching(text, re, calls, seconds) {
+  let total = 0;
+  let hits = 0;
+  for (const frames of stacks(text)) {
+    total += 1;
+    if (frames.some((f) => re.test(f))) hits += 1;
+  }
+  // perf samples at 999 Hz of CPU time: a sample is about 1 ms of it.
+  return `${share(hits, total)}  of samples match /${re.source}/ (about ${((hits / 999 / calls) * 1e6).toFixed(1)} µs CPU per call of ${calls} in ${seconds} s)\n`;
 }
 
 /** Per frame, the share of samples whose stack holds it anywhere: what it and its callees cost. */

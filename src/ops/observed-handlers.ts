@@ -3,7 +3,7 @@ import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/serv
 import type { LegacyHandler, LegacySessionHandler, LegacySessionInfo, ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
 import type { Outcome, RequestMetrics, RequestRecorder } from './bridge-metrics.js';
 import { KnownTools, methodLabel } from './method-label.js';
-import { TRACE_CONTEXT, TRACE_HEADERS, extractParent, runIn, type Tracing } from './tracing.js';
+import { TRACE_CONTEXT, TRACE_HEADERS, extractParent, runIn, type Span, type Tracing } from './tracing.js';
 
 /** What the observed handlers report to; either may be absent (then it costs nothing). */
 export interface Observers {
@@ -49,28 +49,15 @@ function observe(o: Observers, site: RequestSite, req: JSONRPCRequest, run: () =
   const tool = method === 'tools/call' ? o.tools.label(params?.name) : '';
   let answer: Promise<JSONRPCResponse>;
   const tracing = o.tracing;
-  let span: ReturnType<Tracing['tracer']['startSpan']> | undefined;
+  let span: Span | undefined;
   if (tracing) {
     const headers = site.headers ?? (params as { [TRACE_HEADERS]?: Record<string, unknown> } | undefined)?.[TRACE_HEADERS];
     const parent = extractParent(headers, params?._meta);
-    span = tracing.tracer.startSpan(
-      tool ? `${method} ${tool}` : method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'mcp.method.name': req.method,
-          'jsonrpc.request.id': String(req.id),
-          'mcp.bridge.face': site.face,
-          'mcp.bridge.client_epoch': site.clientEpoch,
-          'mcp.bridge.upstream_epoch': o.upstreamEpoch,
-          ...(o.server !== undefined ? { 'mcp.bridge.server': o.server } : {}),
-          ...(typeof params?.name === 'string' && req.method === 'tools/call' ? { 'gen_ai.tool.name': params.name } : {}),
-          ...(site.protocolVersion ? { 'mcp.protocol.version': site.protocolVersion } : {}),
-          ...(site.sessionId ? { 'mcp.session.id': site.sessionId } : {}),
-        },
-      },
-      parent,
-    );
+    // Attributes are set on the started span, not passed to startSpan: the SDK sanitizes an options
+    // object twice before copying it in attribute by attribute (the bench's cost), and the samplers
+    // offered (OTEL_TRACES_SAMPLER) do not read attributes.
+    span = tracing.tracer.startSpan(tool ? `${method} ${tool}` : method, { kind: SpanKind.SERVER }, parent);
+    serverAttributes(span, o, site, req, params);
     const ctx = trace.setSpan(parent, span);
     // The context rides on params to the upstream call (tracing.ts TRACE_CONTEXT); a request without
     // params gets an empty object to carry it (its upstream call carries `_meta.traceparent` anyway).
@@ -96,6 +83,19 @@ function observe(o: Observers, site: RequestSite, req: JSONRPCRequest, run: () =
     }
   }, () => span?.end());
   return answer;
+}
+
+/** The MCP semantic attributes of a client request's span (semantic conventions for MCP), set one by one. */
+function serverAttributes(span: Span, o: Observers, site: RequestSite, req: JSONRPCRequest, params: Params): void {
+  span.setAttribute('mcp.method.name', req.method);
+  span.setAttribute('jsonrpc.request.id', String(req.id));
+  span.setAttribute('mcp.bridge.face', site.face);
+  span.setAttribute('mcp.bridge.client_epoch', site.clientEpoch);
+  span.setAttribute('mcp.bridge.upstream_epoch', o.upstreamEpoch);
+  if (o.server !== undefined) span.setAttribute('mcp.bridge.server', o.server);
+  if (req.method === 'tools/call' && typeof params?.name === 'string') span.setAttribute('gen_ai.tool.name', params.name);
+  if (site.protocolVersion) span.setAttribute('mcp.protocol.version', site.protocolVersion);
+  if (site.sessionId) span.setAttribute('mcp.session.id', site.sessionId);
 }
 
 /** The modern handler, observed: one recorder per face (HTTP, stdio). */

@@ -3,7 +3,7 @@ import type { CallHandlers, LegacyLink, LegacyUpstreamSession, ModernLink, Outbo
 import type { RpcOutcome } from '../jsonrpc/messages.js';
 import type { RequestMetrics } from './bridge-metrics.js';
 import { methodLabel } from './method-label.js';
-import { TRACE_CONTEXT, contextOf, injectInto, runIn, type Tracing } from './tracing.js';
+import { TRACE_CONTEXT, contextOf, injectInto, runIn, type Span, type Tracing } from './tracing.js';
 
 type Call = (req: OutboundRequest, handlers?: CallHandlers) => Promise<RpcOutcome>;
 
@@ -35,16 +35,17 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: RequestMetrics
     const started = performance.now();
     const method = methodLabel(req.method);
     let answer: Promise<RpcOutcome>;
-    let span: ReturnType<Tracing['tracer']['startSpan']> | undefined;
+    let span: Span | undefined;
     if (tracing) {
       const parent = contextOf(req.params);
       // A retry carrying inputResponses is one more MRTR round of the same call (digest §1.6).
       const round = (req.params as { inputResponses?: unknown } | undefined)?.inputResponses !== undefined;
-      span = tracing.tracer.startSpan(
-        `upstream ${method}`,
-        { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': req.method, 'mcp.bridge.upstream_epoch': upstreamEpoch, ...(server !== undefined ? { 'mcp.bridge.server': server } : {}), ...(round ? { 'mcp.bridge.mrtr_retry': true } : {}) } },
-        parent,
-      );
+      // Attributes after the start, as in observed-handlers.ts (the SDK sanitizes an options object twice).
+      span = tracing.tracer.startSpan(`upstream ${method}`, { kind: SpanKind.CLIENT }, parent);
+      span.setAttribute('mcp.method.name', req.method);
+      span.setAttribute('mcp.bridge.upstream_epoch', upstreamEpoch);
+      if (server !== undefined) span.setAttribute('mcp.bridge.server', server);
+      if (round) span.setAttribute('mcp.bridge.mrtr_retry', true);
       const ctx = trace.setSpan(parent, span);
       answer = runIn(ctx, () => call(withTraceMeta(req, ctx), handlers));
     } else {
@@ -74,9 +75,11 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: RequestMetrics
  */
 function withTraceMeta(req: OutboundRequest, ctx: Context): OutboundRequest {
   const params = req.params ?? {};
-  const meta: Record<string, unknown> = { ...((params._meta as Record<string, unknown> | undefined) ?? {}) };
-  delete meta.traceparent;
-  delete meta.tracestate;
+  // Copied key by key, leaving out the client's own trace keys: `delete` would turn the object into a
+  // dictionary, slower to fill and for the link to serialize.
+  const meta: Record<string, unknown> = {};
+  const from = params._meta as Record<string, unknown> | undefined;
+  if (from) for (const k in from) if (k !== 'traceparent' && k !== 'tracestate') meta[k] = from[k];
   injectInto(meta, ctx);
   if (meta.traceparent === undefined) return req;
   const out: Record<PropertyKey, unknown> = { ...params, _meta: meta };
