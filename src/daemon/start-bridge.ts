@@ -7,7 +7,8 @@ import { UpstreamOAuth } from '../links/oauth/upstream-oauth.js';
 import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
-import { BridgeOps } from '../ops/bridge-ops.js';
+import { BridgeOps, oauthObserver } from '../ops/bridge-ops.js';
+import type { OAuthCounts } from '../ops/oauth-counts.js';
 import type { BridgeOptions } from './options.js';
 import { probeUntilUp } from './wait-for-upstream.js';
 import { wireUpstream, type UpstreamStats } from './wire-upstream.js';
@@ -47,14 +48,16 @@ export interface BridgeStats extends UpstreamStats {
  */
 export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   const logger = opts.logger;
-  const auth = upstreamAuthFor(opts);
+  // Made before the probe, which may already refresh a stored token or fail a flow.
+  const oauthCounts = opts.oauth && opts.upstream.kind === 'url' ? oauthObserver(opts.metrics) : undefined;
+  const auth = upstreamAuthFor(opts, oauthCounts);
   const probeAuth = auth ? { auth, fetch: authorizedFetch(auth, fetch, () => AbortSignal.timeout(HTTP_PROBE_TIMEOUT_MS)) } : {};
   const probe = () => probeUpstream(opts.upstream, { logger, timeoutMs: opts.probeTimeoutMs, epoch: opts.upstreamEpoch, ...probeAuth });
   const facts = opts.waitForUpstreamMs === undefined ? await probe() : await probeUntilUp(probe, { waitMs: opts.waitForUpstreamMs, logger });
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
   const cluster = opts.cluster && !opts.stdio ? new ClusterRouter({ ...opts.cluster, callTimeoutMs: opts.callTimeoutMs, logger }) : undefined;
   await cluster?.start();
-  const ops = new BridgeOps({ metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger });
+  const ops = new BridgeOps({ metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger, oauth: oauthCounts });
   const wired = wireUpstream(facts, opts, auth, ops, cluster);
   const { modern, legacy } = wired;
 
@@ -136,9 +139,9 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
 }
 
 /** The bridge's OAuth toward a URL upstream, shared by the probe and the link. */
-function upstreamAuthFor(opts: BridgeOptions): UpstreamOAuth | undefined {
+function upstreamAuthFor(opts: BridgeOptions, counts: OAuthCounts | undefined): UpstreamOAuth | undefined {
   if (!opts.oauth || opts.upstream.kind !== 'url') return undefined;
-  return new UpstreamOAuth(opts.upstream.url, opts.oauth, opts.logger.child({ side: 'upstream' }));
+  return new UpstreamOAuth(opts.upstream.url, opts.oauth, opts.logger.child({ side: 'upstream' }), counts);
 }
 
 /** What shutdown needs of a face; only the HTTP face can stop accepting before it closes. */

@@ -1,4 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { REFRESH_OUTCOMES } from '../links/oauth/oauth-observer.js';
+import type { OAuthCounts } from './oauth-counts.js';
 import { SeriesHistogram, type HistogramSeries } from './series-histogram.js';
 
 /** Why a request was refused before a bridge saw it; the `reason` label of `mcp_bridge_refused_total`. */
@@ -97,6 +99,8 @@ export class BridgeMetrics implements RequestMetrics {
   private readonly refusedBy: Record<RefusalReason, Counter.Internal>;
   private readonly root: MetricsScope;
   private readonly scopes = new Map<string, MetricsScope>();
+  /** The OAuth clients' counts by server ('' for the one upstream), read when scraped. */
+  private readonly oauthSources = new Map<string, [Record<string, string>, OAuthCounts]>();
 
   /** `upstreamEpoch`: the one upstream's (ignored with `ServerSources`: each scope names its own). */
   constructor(upstreamEpoch: string, sources: MetricSources | ServerSources) {
@@ -160,6 +164,28 @@ export class BridgeMetrics implements RequestMetrics {
         for (const [labels, s] of rows()) for (const [transport, n] of Object.entries(s.downstreamSessions())) this.set({ ...labels, transport }, n);
       },
     });
+    const oauthSources = this.oauthSources;
+    new Counter({
+      name: 'mcp_bridge_oauth_refreshes_total',
+      help: 'refresh_token grants sent to the upstream authorization server, by outcome (ok, rejected: an OAuth error answer, error: no answer)',
+      labelNames: ['server', 'outcome'],
+      registers,
+      collect() {
+        // The OAuth client's observer keeps the counts; a scrape hands them over as they stand.
+        this.reset();
+        for (const [labels, counts] of oauthSources.values()) for (const outcome of REFRESH_OUTCOMES) this.inc({ ...labels, outcome }, counts.refreshes.get(outcome) ?? 0);
+      },
+    });
+    new Counter({
+      name: 'mcp_bridge_oauth_failures_total',
+      help: 'OAuth flows toward the upstream that failed, and requests refused after authorization, by reason (an OAuth error code or a bridge reason)',
+      labelNames: ['server', 'reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [labels, counts] of oauthSources.values()) for (const [reason, n] of counts.failures) this.inc({ ...labels, reason }, n);
+      },
+    });
     // Exits seen so far per server ('' for the one upstream); a server started again under its name counts from 0.
     const restartsSeen = new Map<string, number>();
     new Counter({
@@ -189,6 +215,16 @@ export class BridgeMetrics implements RequestMetrics {
     let scope = this.scopes.get(key);
     if (scope === undefined) this.scopes.set(key, (scope = new MetricsScope(this, { server }, upstreamEpoch)));
     return scope;
+  }
+
+  /**
+   * Reads `counts` into `mcp_bridge_oauth_refreshes_total` and
+   * `mcp_bridge_oauth_failures_total`: the OAuth client toward the one upstream
+   * (no `server`), or toward the config-file server `server` (a server started
+   * again under its name replaces its counts).
+   */
+  watchOAuth(counts: OAuthCounts, server?: string): void {
+    this.oauthSources.set(server ?? '', [server === undefined ? {} : { server }, counts]);
   }
 
   /** A recorder for one face and client epoch (`face`: http, stdio, streamable-http, http+sse, ws). */

@@ -8,6 +8,7 @@ import { KnownTools } from './method-label.js';
 import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
 import { observeLink } from './observed-link.js';
+import { OAuthCounts } from './oauth-counts.js';
 import { Readiness, upstreamAddress, type CrashRecord } from './readiness.js';
 import { startTracing, type Tracing } from './tracing.js';
 
@@ -19,6 +20,13 @@ export interface BridgeOpsOptions {
   facts: UpstreamFacts;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
+  /** The counts of the OAuth client toward the upstream, when there is one (see `oauthObserver`). */
+  oauth?: OAuthCounts;
+}
+
+/** What the OAuth client toward the upstream reports to: counts the metrics read, or nothing when metrics are off. */
+export function oauthObserver(metrics: boolean): OAuthCounts | undefined {
+  return metrics ? new OAuthCounts() : undefined;
 }
 
 /** What the ops read from the running daemon, bound once the daemon has built it. */
@@ -56,6 +64,7 @@ export class BridgeOps {
           listens: () => s()?.listens() ?? 0,
         })
       : undefined;
+    if (opts.oauth) this.metrics?.watchOAuth(opts.oauth);
     this.tracing = startTracing(opts.env ?? process.env);
     this.observers = { metrics: this.metrics, tracing: this.tracing, upstreamEpoch: epoch, tools: new KnownTools() };
     this.readiness = new Readiness({

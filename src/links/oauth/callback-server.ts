@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BridgeError } from '../../errors.js';
+import { errorCodeReason, withReason } from './oauth-observer.js';
 
 /** What the authorization server sent back through the browser (RFC 6749 §4.1.2, RFC 9207 `iss`). */
 export interface CallbackResult {
@@ -68,7 +69,7 @@ export class CallbackServer {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting = undefined;
-        reject(new BridgeError('BRIDGE_ERR_AUTH', `no OAuth callback within ${timeoutMs} ms: open the printed URL in a browser, or raise --oauth-timeout`));
+        reject(withReason(new BridgeError('BRIDGE_ERR_AUTH', `no OAuth callback within ${timeoutMs} ms: open the printed URL in a browser, or raise --oauth-timeout`), 'callback_timeout'));
       }, timeoutMs);
       const done = <T>(fn: (v: T) => void) => (v: T) => {
         clearTimeout(timer);
@@ -101,7 +102,8 @@ export class CallbackServer {
     if (error !== null) {
       reply(400, 'Authorization failed; see the bridge for details.');
       const description = q.get('error_description');
-      return w.reject(new BridgeError('BRIDGE_ERR_AUTH', `the authorization server answered ${error}${description ? ` (${description})` : ''}: run mcp-bridge login again, or check the client registration and scopes`));
+      const err = new BridgeError('BRIDGE_ERR_AUTH', `the authorization server answered ${error}${description ? ` (${description})` : ''}: run mcp-bridge login again, or check the client registration and scopes`);
+      return w.reject(withReason(err, errorCodeReason(error)));
     }
     const code = q.get('code');
     if (!code) return reply(400, 'The authorization response carries no code.');

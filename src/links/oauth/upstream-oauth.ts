@@ -1,4 +1,4 @@
-import { auth, computeScopeUnion, extractWWWAuthenticateParams, isStrictScopeSuperset } from '@modelcontextprotocol/client';
+import { auth, computeScopeUnion, extractWWWAuthenticateParams, isStrictScopeSuperset, type FetchLike } from '@modelcontextprotocol/client';
 import type { AuthChallenge, AuthTries, UpstreamAuth } from '../../contracts/upstream.js';
 import { BridgeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -6,6 +6,7 @@ import { BridgeOAuthProvider } from './bridge-oauth-provider.js';
 import { CallbackServer, derivedCallbackPort } from './callback-server.js';
 import { acquireFlowLock } from './flow-lock.js';
 import type { OAuthConfig } from './oauth-config.js';
+import { failureReason, withReason, type OAuthObserver } from './oauth-observer.js';
 import { openAuthorizationUrl } from './open-browser.js';
 import { TokenStore, type KeptTokens } from './token-store.js';
 
@@ -67,6 +68,8 @@ export class UpstreamOAuth implements UpstreamAuth {
     readonly upstream: string,
     private readonly cfg: OAuthConfig,
     logger: Logger,
+    /** Told of each refresh and each failure (the bridge's metrics). */
+    private readonly observer?: OAuthObserver,
   ) {
     this.serverUrl = resourceServerUrl(upstream);
     this.log = logger.child({ oauth: `${this.serverUrl.origin}${this.serverUrl.pathname}` });
@@ -103,6 +106,7 @@ export class UpstreamOAuth implements UpstreamAuth {
     if (c.status === 403) {
       if (params.error !== 'insufficient_scope') return false;
       if (tries.stepUps >= this.cfg.maxStepUps) {
+        this.observer?.failed('insufficient_scope');
         throw new BridgeError('BRIDGE_ERR_AUTH', `the upstream still answered 403 insufficient_scope after ${tries.stepUps} step-up authorization(s)${params.scope ? ` (it asks for scope '${params.scope}')` : ''}: grant those scopes, or pass them with --oauth-scope`);
       }
       tries.stepUps++;
@@ -113,6 +117,7 @@ export class UpstreamOAuth implements UpstreamAuth {
     if (tries.unauthorized >= 1) {
       // Fresh credentials and still refused: the next attempt discovers again (the authorization servers may have moved).
       await this.provider.invalidateCredentials('discovery');
+      this.observer?.failed('still_unauthorized');
       throw new BridgeError('BRIDGE_ERR_AUTH', `the upstream still answered 401 after authorization: run mcp-bridge logout ${this.cfg.commandTarget ?? this.upstream}, then mcp-bridge login ${this.cfg.commandTarget ?? this.upstream}`);
     }
     tries.unauthorized++;
@@ -132,18 +137,25 @@ export class UpstreamOAuth implements UpstreamAuth {
     this.loaded = true;
   }
 
-  /** One flow at a time in this process: a call that finds one running waits for it. */
+  /** One flow at a time in this process: a call that finds one running waits for it. A failed flow is counted once. */
   private run(req: FlowRequest): Promise<void> {
     if (this.flow) return this.flow;
-    const flow = this.locked(req).finally(() => {
-      if (this.flow === flow) this.flow = undefined;
-    });
+    const flow = this.locked(req)
+      .catch((err: unknown) => {
+        this.observer?.failed(failureReason(err));
+        throw err;
+      })
+      .finally(() => {
+        if (this.flow === flow) this.flow = undefined;
+      });
     this.flow = flow;
     return flow;
   }
 
   private async locked(req: FlowRequest): Promise<void> {
-    const release = await acquireFlowLock(this.cfg.dir, this.store.lockTarget, this.cfg.timeoutMs + LOCK_SLACK_MS);
+    const release = await acquireFlowLock(this.cfg.dir, this.store.lockTarget, this.cfg.timeoutMs + LOCK_SLACK_MS).catch((err: Error) => {
+      throw withReason(err, 'flow_lock');
+    });
     try {
       await this.reload();
       // Another bridge (or an earlier flow here) stored other tokens meanwhile: use them.
@@ -176,12 +188,12 @@ export class UpstreamOAuth implements UpstreamAuth {
     // A token the server refused may come from an authorization server it no longer trusts: discover again,
     // so a changed `authorization_servers` is seen and the stale registration and tokens are not reused (SEP-2352).
     if (req.sent !== undefined && !req.stepUp && !req.refreshOnly) await this.provider.invalidateCredentials('discovery');
-    const options = { serverUrl: this.serverUrl, scope, resourceMetadataUrl: req.resourceMetadataUrl ?? this.resourceMetadataUrl, forceReauthorization };
+    const options = { serverUrl: this.serverUrl, scope, resourceMetadataUrl: req.resourceMetadataUrl ?? this.resourceMetadataUrl, forceReauthorization, fetchFn: this.observedFetch };
     const started = Date.now();
     try {
       let result = await auth(this.provider, options);
       if (result === 'REDIRECT') {
-        if (!callback) throw new BridgeError('BRIDGE_ERR_AUTH', 'the stored tokens cannot be refreshed; a new authorization is needed');
+        if (!callback) throw withReason(new BridgeError('BRIDGE_ERR_AUTH', 'the stored tokens cannot be refreshed; a new authorization is needed'), 'reauthorization_needed');
         const { code, iss } = await callback.wait(this.provider.flowState ?? '', this.cfg.timeoutMs);
         result = await auth(this.provider, { ...options, authorizationCode: code, iss });
       }
@@ -194,6 +206,27 @@ export class UpstreamOAuth implements UpstreamAuth {
       await callback?.close();
     }
   }
+
+  /**
+   * The fetch `auth()` runs its exchanges through: the global one, with each
+   * refresh_token grant (RFC 6749 §6) and how it ended told to the observer.
+   * Counting at the token request sees the refreshes the SDK makes on its own
+   * (a 401 with a refresh token stored), not only those asked for here.
+   */
+  private readonly observedFetch: FetchLike = async (url, init) => {
+    const body = init?.body;
+    const refresh = body instanceof URLSearchParams ? body.get('grant_type') === 'refresh_token' : typeof body === 'string' && /(^|&)grant_type=refresh_token(&|$)/.test(body);
+    if (!refresh || !this.observer) return fetch(url, init);
+    let res: Response;
+    try {
+      res = await fetch(url, init);
+    } catch (err) {
+      this.observer.refreshed('error');
+      throw err;
+    }
+    this.observer.refreshed(res.ok ? 'ok' : 'rejected');
+    return res;
+  };
 
   /** A BRIDGE_ERR_AUTH naming the OAuth error and what to do; never a token or the client secret. */
   private failure(err: unknown): BridgeError {
