@@ -12,6 +12,9 @@ const PEERS_DIR = path.join(BENCH_DIR, '.peers');
 /** The load generator's client library. */
 const UNDICI = { name: 'undici', version: '7.30.2' };
 
+/** What bench/logger-cost.mjs compares the bridge's logger with (issue 13). */
+const PINO = { name: 'pino', version: '10.4.0' };
+
 /** The peer bridges of row 2 and row 4, at the versions the issue names. */
 const PEERS = [
   { name: 'supergateway', version: '4.0.0', entry: 'dist/index.js' },
@@ -39,6 +42,14 @@ function ensure(prefix, packages, log) {
 export async function loadUndici(log) {
   ensure(DEPS_DIR, [UNDICI], log);
   return import(pathToFileURL(path.join(DEPS_DIR, 'node_modules', 'undici', 'index.js')).href);
+}
+
+/** Loads pino from bench/.deps/logger (a prefix of its own, so installing it leaves undici alone). */
+export async function loadLoggerDeps(log) {
+  const prefix = path.join(DEPS_DIR, 'logger');
+  ensure(prefix, [PINO], log);
+  const mod = await import(pathToFileURL(path.join(prefix, 'node_modules', 'pino', 'pino.js')).href);
+  return { pino: mod.default ?? mod.pino };
 }
 
 /** Absolute entry scripts of the peers, installing them first when absent. */
