@@ -3,6 +3,7 @@ import type { UpstreamFacts } from '../contracts/upstream.js';
 import { HTTP_PROBE_TIMEOUT_MS } from '../epochs/http-observe.js';
 import { probeUpstream } from '../epochs/probe-upstream.js';
 import { authorizedFetch } from '../links/oauth/authorized-fetch.js';
+import type { OAuthObserver } from '../links/oauth/oauth-observer.js';
 import { UpstreamOAuth } from '../links/oauth/upstream-oauth.js';
 import type { MetricSources } from '../ops/bridge-metrics.js';
 import type { UpstreamOps } from '../ops/servers-ops.js';
@@ -56,8 +57,10 @@ export class ServerUnit implements ServerRoute {
     private readonly opts: BridgeOptions,
     private readonly makeFace: (handlers: FaceUnitHandlers) => FaceUnit,
     private readonly ops?: (epoch: UpstreamFacts['epoch']) => UpstreamOps,
+    /** Told of this server's OAuth refreshes and failures (its `mcp_bridge_oauth_*` series). */
+    oauthObserver?: OAuthObserver,
   ) {
-    this.auth = opts.oauth && opts.upstream.kind === 'url' ? new UpstreamOAuth(opts.upstream.url, opts.oauth, opts.logger.child({ side: 'upstream' })) : undefined;
+    this.auth = opts.oauth && opts.upstream.kind === 'url' ? new UpstreamOAuth(opts.upstream.url, opts.oauth, opts.logger.child({ side: 'upstream' }), oauthObserver) : undefined;
   }
 
   get name(): string {

@@ -89,7 +89,7 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
   });
 
   const add = (entry: ServerEntry) => {
-    const unit = new ServerUnit(entry, optionsFor(entry, base, config.file), (handlers) => face.unit(handlers), (epoch) => ops.forServer(entry.name, epoch));
+    const unit = new ServerUnit(entry, optionsFor(entry, base, config.file), (handlers) => face.unit(handlers), (epoch) => ops.forServer(entry.name, epoch), ops.oauthObserver(entry.name));
     units.set(entry.name, unit);
     routes.set(entry.name, unit);
     void unit.start();

@@ -1,9 +1,11 @@
 import type { LegacyHandler, ModernHandler } from '../contracts/downstream.js';
 import type { LegacyLink, ModernLink } from '../contracts/upstream.js';
 import type { HttpFaceOps } from '../faces/http-face.js';
+import type { OAuthObserver } from '../links/oauth/oauth-observer.js';
 import type { Logger } from '../log.js';
 import { BridgeMetrics, type ServerSources } from './bridge-metrics.js';
 import { KnownTools } from './method-label.js';
+import { OAuthCounts } from './oauth-counts.js';
 import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
 import { observeLink } from './observed-link.js';
@@ -39,6 +41,7 @@ export class ServersOps {
   readonly metrics: BridgeMetrics | undefined;
   readonly tracing: Tracing | undefined;
   private metricsServer: MetricsListener | undefined;
+  private readonly oauthCounts = new Map<string, OAuthCounts>();
 
   constructor(private readonly opts: ServersOpsOptions) {
     this.metrics = opts.metrics ? new BridgeMetrics('', opts.servers) : undefined;
@@ -56,6 +59,21 @@ export class ServersOps {
       modern: (h) => (on ? observeModern(h, observers) : h),
       legacy: (h) => (on ? observeLegacy(h, observers) : h),
     };
+  }
+
+  /**
+   * The counts behind server `name`'s `mcp_bridge_oauth_*` series. A server
+   * started again under its name (SIGHUP) keeps counting into the same ones,
+   * so the counters never go back.
+   */
+  oauthObserver(name: string): OAuthObserver | undefined {
+    if (!this.metrics) return undefined;
+    let counts = this.oauthCounts.get(name);
+    if (counts === undefined) {
+      this.oauthCounts.set(name, (counts = new OAuthCounts()));
+      this.metrics.watchOAuth(counts, name);
+    }
+    return counts;
   }
 
   /** What the HTTP face serves: /metrics unless it has its own listener, /readyz, CORS. */

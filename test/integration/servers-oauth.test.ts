@@ -10,6 +10,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as V1Http } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePrometheus, sum, type Sample } from '../helpers/prometheus-text.js';
 import { parseServersConfig } from '../../src/config/servers-config.js';
 import { createBridgeHandler } from '../../src/embed/create-bridge-handler.js';
 import { DEFAULT_OAUTH } from '../../src/links/oauth/oauth-config.js';
@@ -79,6 +80,15 @@ function tokenRecords(): string[] {
     .filter((r) => r.tokens?.access_token)
     .map((r) => r.upstream)
     .sort();
+}
+
+const REFRESHES = 'mcp_bridge_oauth_refreshes_total';
+const FAILURES = 'mcp_bridge_oauth_failures_total';
+
+async function scrape(): Promise<Sample[]> {
+  const res = await fetch(`${bridge.url}/metrics`);
+  expect(res.status).toBe(200);
+  return parsePrometheus(await res.text());
 }
 
 const echo = async (client: V1Client | V2Client) => JSON.stringify(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }));
@@ -167,6 +177,7 @@ describe('per-server OAuth in a config file', { timeout: 60_000 }, () => {
     const code = await v1('code');
     const cc = await v2('cc');
     expect(await echo(code)).toContain('"text":"ok"');
+    const before = await scrape();
     as.provider.revokeAccess();
     const ccRefusals = ccServer.refused.get('tools/call') ?? 0;
     expect(await echo(cc)).toContain('"text":"ok"');
@@ -175,6 +186,13 @@ describe('per-server OAuth in a config file', { timeout: 60_000 }, () => {
     expect(as.provider.counters).toMatchObject({ authorizations: 1, refreshes: 1 });
     expect(codeServer.refused.get('tools/call')).toBe(1);
     expect(ccServer.refused.get('tools/call') ?? 0).toBe(ccRefusals);
+    // The refresh is counted under its own server only (issue 13's OAuth series, labelled in config mode).
+    const after = await scrape();
+    const delta = (server: string) => sum(after, REFRESHES, { server, outcome: 'ok' }) - sum(before, REFRESHES, { server, outcome: 'ok' });
+    expect(delta('code')).toBe(1);
+    expect(delta('cc')).toBe(0);
+    expect(sum(after, FAILURES, { server: 'stuck' })).toBeGreaterThanOrEqual(1);
+    expect(sum(after, FAILURES, { server: 'code' }) - sum(before, FAILURES, { server: 'code' })).toBe(0);
   });
 
   it('auth status --config names each server with its tokens (never one), and logout / login --config --server act on one server', async () => {
