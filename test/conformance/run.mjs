@@ -10,6 +10,7 @@
 // results.md / results.json; the exit code is 0 only when every non-pass is
 // explained by a baseline line, no baseline line is stale, and the suite's CLI
 // ended the way its saved checks say it should.
+import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,24 +80,55 @@ async function serverRun(run, expected, skip) {
   }
 }
 
-/** Client scenarios run this many at a time: each is mostly process start-up and waiting on loopback. */
+/** Client scenarios run this many at a time: each is mostly process start-ups (the suite's CLI, the driver, the bridge). */
 const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 3));
+/**
+ * Beside the vitest suite (test/setup/vitest-and-conformance.mjs) one at a time, so the two share
+ * the machine; SIGUSR2 says vitest is done, and the current run widens to CLIENT_JOBS at once.
+ */
+let clientJobs = process.env.CONFORMANCE_BESIDE_VITEST ? 1 : CLIENT_JOBS;
+const widened = new EventEmitter();
+process.on('SIGUSR2', () => {
+  if (clientJobs !== CLIENT_JOBS) log(`vitest is done: client scenarios ${CLIENT_JOBS} at a time from now on`);
+  clientJobs = CLIENT_JOBS;
+  widened.emit('widen');
+});
 
 async function clientRun(run, expected, skip) {
   const command = `"${process.execPath}" "${DRIVER}" ${run.driver}`;
   const queue = expected.filter(({ scenario }) => !skip.has(scenario));
   const results = new Array(queue.length);
   let next = 0;
+  let active = 0;
   const worker = async () => {
-    while (next < queue.length) {
-      const i = next++;
-      const { scenario, requirement } = queue[i];
-      // A not-scored scenario (an extension) is on no spec timeline: the suite runs it only when forced.
-      const force = requirement !== 'required';
-      results[i] = await runClientScenario({ scenario, spec: run.spec, command, force, outDir: path.join(OUT, run.id, scenario.replace(/\//g, '_')) });
+    active++;
+    try {
+      while (next < queue.length) {
+        const i = next++;
+        const { scenario, requirement } = queue[i];
+        // A not-scored scenario (an extension) is on no spec timeline: the suite runs it only when forced.
+        const force = requirement !== 'required';
+        results[i] = await runClientScenario({ scenario, spec: run.spec, command, force, outDir: path.join(OUT, run.id, scenario.replace(/\//g, '_')) });
+      }
+    } finally {
+      active--;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(CLIENT_JOBS, queue.length) }, worker));
+  const workers = [];
+  const grow = () => {
+    while (active < clientJobs && next < queue.length) workers.push(worker());
+  };
+  grow();
+  widened.on('widen', grow);
+  try {
+    // Workers added while waiting are waited for too.
+    for (let seen = -1; seen !== workers.length; ) {
+      seen = workers.length;
+      await Promise.all(workers);
+    }
+  } finally {
+    widened.off('widen', grow);
+  }
   return { results, errors: [] };
 }
 

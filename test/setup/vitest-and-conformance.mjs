@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// npm test's last step: the vitest suite and the conformance runner at the same time. Vitest keeps
+// about one core of two busy (its integration tests mostly wait on sockets, children and timers);
+// the conformance client scenarios are process start-ups, CPU-bound. So while vitest runs the
+// runner takes one client scenario at a time (CONFORMANCE_BESIDE_VITEST), and when vitest ends it
+// is told (SIGUSR2) to go on at its full CONFORMANCE_CLIENT_JOBS. Every run and every scenario is
+// run and judged as `node test/conformance/run.mjs` alone does; only the schedule differs.
+// The exit code is vitest's when it failed, else the runner's. Extra arguments go to vitest.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+const RUNNER = path.join(ROOT, 'test', 'conformance', 'run.mjs');
+
+const exitOf = (child) => new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+
+const conformance = spawn(process.execPath, [RUNNER], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, CONFORMANCE_BESIDE_VITEST: '1' } });
+const conformanceExit = exitOf(conformance);
+const vitest = spawn(process.execPath, [VITEST, 'run', ...process.argv.slice(2)], { cwd: ROOT, stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    vitest.kill(signal);
+    conformance.kill(signal);
+  });
+}
+
+const vitestCode = await exitOf(vitest);
+if (conformance.exitCode === null && conformance.signalCode === null) conformance.kill('SIGUSR2');
+const conformanceCode = await conformanceExit;
+process.stderr.write(`vitest exited ${vitestCode}, conformance exited ${conformanceCode}\n`);
+process.exitCode = vitestCode !== 0 ? vitestCode : conformanceCode;
