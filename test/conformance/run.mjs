@@ -12,6 +12,7 @@
 // ended the way its saved checks say it should.
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { excusesFor, readBaseline, skipped } from './runner/baseline.mjs';
@@ -69,9 +70,44 @@ async function startTarget(run) {
   }
 }
 
+/** Client scenarios run this many at a time: each is mostly process start-ups (the suite's CLI, the driver, the bridge). */
+const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 3));
+/**
+ * Beside the vitest suite (test/setup/vitest-and-conformance.mjs): one thing at a time (a server
+ * run, a client scenario), each started only while the machine has a core to spare, so a loaded
+ * machine runs conformance after vitest as before. SIGUSR2 says vitest is done: from then on,
+ * CLIENT_JOBS at a time with no wait, the current run widened at once.
+ */
+let beside = Boolean(process.env.CONFORMANCE_BESIDE_VITEST);
+let clientJobs = beside ? 1 : CLIENT_JOBS;
+const widened = new EventEmitter();
+process.on('SIGUSR2', () => {
+  if (beside) log(`vitest is done: client scenarios ${CLIENT_JOBS} at a time from now on`);
+  beside = false;
+  clientJobs = CLIENT_JOBS;
+  widened.emit('widen');
+});
+const CORES = os.availableParallelism?.() ?? os.cpus().length;
+
+/** Beside vitest, resolves once the 1-minute load average is under the core count, or vitest is done (bounded: an hour). */
+async function spareCore() {
+  for (let i = 0; beside && os.loadavg()[0] >= CORES && i < 3_600; i++) {
+    await new Promise((resolve) => {
+      const timer = setTimeout(done, 1_000);
+      function done() {
+        clearTimeout(timer);
+        widened.off('widen', done);
+        resolve();
+      }
+      widened.once('widen', done);
+    });
+  }
+}
+
 /** `--suite all` leaves extensions out: those the requirement set names run one by one, unless skipped. */
 async function serverRun(run, expected, skip) {
   const extra = expected.filter((e) => e.requirement === 'not_scored: extension' && !skip.has(e.scenario)).map((e) => e.scenario);
+  await spareCore();
   const target = await startTarget(run);
   try {
     return await runServerScenarios({ url: target.url, spec: run.spec, outDir: path.join(OUT, run.id), extra });
@@ -79,20 +115,6 @@ async function serverRun(run, expected, skip) {
     for (const p of target.procs) await stop(p);
   }
 }
-
-/** Client scenarios run this many at a time: each is mostly process start-ups (the suite's CLI, the driver, the bridge). */
-const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 3));
-/**
- * Beside the vitest suite (test/setup/vitest-and-conformance.mjs) one at a time, so the two share
- * the machine; SIGUSR2 says vitest is done, and the current run widens to CLIENT_JOBS at once.
- */
-let clientJobs = process.env.CONFORMANCE_BESIDE_VITEST ? 1 : CLIENT_JOBS;
-const widened = new EventEmitter();
-process.on('SIGUSR2', () => {
-  if (clientJobs !== CLIENT_JOBS) log(`vitest is done: client scenarios ${CLIENT_JOBS} at a time from now on`);
-  clientJobs = CLIENT_JOBS;
-  widened.emit('widen');
-});
 
 async function clientRun(run, expected, skip) {
   const command = `"${process.execPath}" "${DRIVER}" ${run.driver}`;
@@ -104,6 +126,8 @@ async function clientRun(run, expected, skip) {
     active++;
     try {
       while (next < queue.length) {
+        await spareCore();
+        if (next >= queue.length) break;
         const i = next++;
         const { scenario, requirement } = queue[i];
         // A not-scored scenario (an extension) is on no spec timeline: the suite runs it only when forced.

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// npm test's last step: the vitest suite and the conformance runner at the same time. Vitest keeps
-// about one core of two busy (its integration tests mostly wait on sockets, children and timers);
-// the conformance client scenarios are process start-ups, CPU-bound. So while vitest runs the
-// runner takes one client scenario at a time (CONFORMANCE_BESIDE_VITEST), and when vitest ends it
-// is told (SIGUSR2) to go on at its full CONFORMANCE_CLIENT_JOBS. Every run and every scenario is
-// run and judged as `node test/conformance/run.mjs` alone does; only the schedule differs.
+// npm test's last step: the vitest suite and the conformance runner at the same time. On a quiet
+// machine vitest leaves part of the two cores idle (its integration tests wait on sockets, children
+// and timers) and the conformance scenarios are CPU-bound process start-ups. So while vitest runs the
+// runner (CONFORMANCE_BESIDE_VITEST) takes one thing at a time, and only while the load average
+// says a core is spare: on a loaded machine it waits, and conformance runs after vitest as before.
+// When vitest ends it is told (SIGUSR2) to go on at its full CONFORMANCE_CLIENT_JOBS. Every run and
+// every scenario is run and judged as `node test/conformance/run.mjs` alone does; only the schedule differs.
 // The exit code is vitest's when it failed, else the runner's. Extra arguments go to vitest.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
