@@ -108,13 +108,31 @@ export async function detectStdio(target: StdioProbeTarget, opts: DetectStdioOpt
         throw new BridgeError('BRIDGE_ERR_UPSTREAM_NOT_MCP', `stdio server '${commandLine(target)}' did not answer as a 2026-07-28 server (${discoverSaw})`);
       }
     }
-    return await initializeOnSibling(target, opts.logger, discoverSaw);
+    return await initializeOnSibling(target, opts.logger, discoverSaw, epoch === 'auto');
   } finally {
     await Promise.all(closing);
   }
 }
 
-async function initializeOnSibling(target: StdioProbeTarget, logger: Logger, discoverSaw: string): Promise<UpstreamFacts> {
+/**
+ * Detection's second look at a server that refused initialize naming a modern
+ * version after its discover probe went unanswered: it is alive and modern, it
+ * was only slow to start (a loaded machine, a cold package cache). It gets the
+ * start-up allowance a legacy server gets.
+ */
+async function discoverAfterRefusal(target: StdioProbeTarget, logger: Logger, version: string): Promise<UpstreamFacts | undefined> {
+  const sibling = new ProbeSibling(target, logger);
+  try {
+    const o = await sibling.ask(discoverProbe('mcp-bridge-discover-probe-again', version), INITIALIZE_TIMEOUT_MS);
+    const d = classifyDiscoverAnswer(o, MODERN_VERSIONS);
+    logger.debug('probe.stdio.discover', { attempt: 'after -32022', verdict: d.verdict, evidence: d.evidence });
+    return d.verdict === 'modern' ? factsFromDiscover(d.discover, 'stdio') : undefined;
+  } finally {
+    await sibling.close();
+  }
+}
+
+async function initializeOnSibling(target: StdioProbeTarget, logger: Logger, discoverSaw: string, auto: boolean): Promise<UpstreamFacts> {
   const sibling = new ProbeSibling(target, logger);
   try {
     const o = await sibling.ask(initializeProbe('mcp-bridge-initialize-probe'), INITIALIZE_TIMEOUT_MS);
@@ -124,6 +142,8 @@ async function initializeOnSibling(target: StdioProbeTarget, logger: Logger, dis
     const line = commandLine(target);
     if (d.verdict === 'retry-modern') {
       // A modern-only server answers initialize with -32022 and its versions (digest §2.4).
+      const facts = auto ? await discoverAfterRefusal(target, logger, d.version) : undefined;
+      if (facts) return facts;
       throw new BridgeError('BRIDGE_ERR_UPSTREAM_NOT_MCP', `stdio server '${line}' is not an initialize-era server: it refused initialize (-32022) naming 2026-07-28-era version ${d.version}; use --upstream-epoch auto or modern`);
     }
     if (o.kind === 'closed') {

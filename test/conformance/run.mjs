@@ -10,7 +10,9 @@
 // results.md / results.json; the exit code is 0 only when every non-pass is
 // explained by a baseline line, no baseline line is stale, and the suite's CLI
 // ended the way its saved checks say it should.
+import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { excusesFor, readBaseline, skipped } from './runner/baseline.mjs';
@@ -68,6 +70,40 @@ async function startTarget(run) {
   }
 }
 
+/** Client scenarios run this many at a time: each is mostly process start-ups (the suite's CLI, the driver, the bridge). */
+const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 3));
+/**
+ * Beside the vitest suite (test/setup/vitest-and-conformance.mjs): one thing at a time (a server
+ * run, a client scenario), each started only while the machine has a core to spare, so a loaded
+ * machine runs conformance after vitest as before. SIGUSR2 says vitest is done: from then on,
+ * CLIENT_JOBS at a time with no wait, the current run widened at once.
+ */
+let beside = Boolean(process.env.CONFORMANCE_BESIDE_VITEST);
+let clientJobs = beside ? 1 : CLIENT_JOBS;
+const widened = new EventEmitter();
+process.on('SIGUSR2', () => {
+  if (beside) log(`vitest is done: client scenarios ${CLIENT_JOBS} at a time from now on`);
+  beside = false;
+  clientJobs = CLIENT_JOBS;
+  widened.emit('widen');
+});
+const CORES = os.availableParallelism?.() ?? os.cpus().length;
+
+/** Beside vitest, resolves once the 1-minute load average is under the core count, or vitest is done (bounded: an hour). */
+async function spareCore() {
+  for (let i = 0; beside && os.loadavg()[0] >= CORES && i < 3_600; i++) {
+    await new Promise((resolve) => {
+      const timer = setTimeout(done, 1_000);
+      function done() {
+        clearTimeout(timer);
+        widened.off('widen', done);
+        resolve();
+      }
+      widened.once('widen', done);
+    });
+  }
+}
+
 /** `--suite all` leaves extensions out: those the requirement set names run one by one, unless skipped. */
 async function serverRun(run, expected, skip) {
   const extra = expected.filter((e) => e.requirement === 'not_scored: extension' && !skip.has(e.scenario)).map((e) => e.scenario);
@@ -79,29 +115,50 @@ async function serverRun(run, expected, skip) {
   }
 }
 
-/** Client scenarios run this many at a time: each is mostly process start-up and waiting on loopback. */
-const CLIENT_JOBS = Math.max(1, Number(process.env.CONFORMANCE_CLIENT_JOBS ?? 3));
-
 async function clientRun(run, expected, skip) {
   const command = `"${process.execPath}" "${DRIVER}" ${run.driver}`;
   const queue = expected.filter(({ scenario }) => !skip.has(scenario));
   const results = new Array(queue.length);
   let next = 0;
+  let active = 0;
   const worker = async () => {
-    while (next < queue.length) {
-      const i = next++;
-      const { scenario, requirement } = queue[i];
-      // A not-scored scenario (an extension) is on no spec timeline: the suite runs it only when forced.
-      const force = requirement !== 'required';
-      results[i] = await runClientScenario({ scenario, spec: run.spec, command, force, outDir: path.join(OUT, run.id, scenario.replace(/\//g, '_')) });
+    active++;
+    try {
+      while (next < queue.length) {
+        await spareCore();
+        if (next >= queue.length) break;
+        const i = next++;
+        const { scenario, requirement } = queue[i];
+        // A not-scored scenario (an extension) is on no spec timeline: the suite runs it only when forced.
+        const force = requirement !== 'required';
+        results[i] = await runClientScenario({ scenario, spec: run.spec, command, force, outDir: path.join(OUT, run.id, scenario.replace(/\//g, '_')) });
+      }
+    } finally {
+      active--;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(CLIENT_JOBS, queue.length) }, worker));
+  const workers = [];
+  const grow = () => {
+    while (active < clientJobs && next < queue.length) workers.push(worker());
+  };
+  grow();
+  widened.on('widen', grow);
+  try {
+    // Workers added while waiting are waited for too.
+    for (let seen = -1; seen !== workers.length; ) {
+      seen = workers.length;
+      await Promise.all(workers);
+    }
+  } finally {
+    widened.off('widen', grow);
+  }
   return { results, errors: [] };
 }
 
 /** Runs one run and judges every scenario; never throws (a broken run is a row of errors). */
 async function execute(run) {
+  // Beside vitest a server run is one thing at a time: it waits for a spare core before its clock starts.
+  if (run.kind === 'server') await spareCore();
   const started = Date.now();
   const errors = [];
   let entries = [];

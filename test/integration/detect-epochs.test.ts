@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
@@ -109,6 +110,13 @@ describe('probeUpstream: epoch detection against real servers', () => {
     const err = await probeError(cmd(EVERYTHING_STDIO_COMMAND), 'modern');
     expect(err.code).toBe('BRIDGE_ERR_UPSTREAM_NOT_MCP');
     expect(err.message).toMatch(/did not answer as a 2026-07-28 server/);
+  });
+
+  it('a modern stdio server slower to start than the discover timeout is still modern (its -32022 to initialize says so)', async () => {
+    // Each start of this command waits 1 s before the fixture reads stdin, as a loaded machine makes it.
+    const slow = [process.execPath, '-e', `setTimeout(() => import(${JSON.stringify(pathToFileURL(MODERN_STDIO_COMMAND[1]!).href)}), 1_000)`];
+    const facts = await probeUpstream(cmd(slow), { logger: silentLogger, timeoutMs: 300 });
+    expect(facts).toMatchObject({ epoch: 'modern', transport: 'stdio', protocolVersion: '2026-07-28', supportedVersions: ['2026-07-28'] });
   });
 
   it('epoch given: initialize against the modern fixture over stdio is refused', async () => {

@@ -157,16 +157,23 @@ export class StdioBridge {
   }
 }
 
+/**
+ * How long a fresh `--stdio` bridge may take to give its first answers: its own start, detection
+ * (two probe children for a stdio upstream) and the upstream child it then spawns, all node start-ups
+ * that a loaded 2-core machine makes several times slower (15 s was seen to fall short).
+ */
+export const STDIO_START_MS = 45_000;
+
 export async function stdioSession(upstream: string[], epoch: 'modern' | 'legacy'): Promise<FaceSession> {
   const io = new StdioBridge(upstream);
   if (epoch === 'legacy') {
     io.write(initialize());
-    await io.inbox.next((t) => carriesId(t, '0'));
+    await io.inbox.next((t) => carriesId(t, '0'), STDIO_START_MS);
     io.write(INITIALIZED);
   }
   return {
     send: async (text) => io.write(text),
-    answer: (token) => io.inbox.next((t) => carriesId(t, token)),
+    answer: (token) => io.inbox.next((t) => carriesId(t, token), STDIO_START_MS),
     close: () => io.close(),
   };
 }

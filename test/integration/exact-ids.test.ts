@@ -8,7 +8,7 @@ import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer }
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
 import { startV1SessionServer, type V1SessionServer } from '../helpers/v1-session-server.js';
 import { httpRecorder, stdinTee, type Recorder } from './accept-helpers.js';
-import { ACCEPT_BOTH, ALL_FACES, BIG, carriesId, type Face, legacyEcho, legacyHttp, meta, MODERN, modernEcho, modernPost, roundTrip } from './exact-ids-faces.js';
+import { ACCEPT_BOTH, ALL_FACES, BIG, carriesId, type Face, legacyEcho, legacyHttp, meta, MODERN, modernEcho, modernPost, roundTrip, STDIO_START_MS } from './exact-ids-faces.js';
 
 /**
  * Issue 11: a JSON-RPC id comes back exactly as the client wrote it, integers
@@ -134,9 +134,10 @@ describe.each(UPSTREAMS)('exact ids: $name ($directions)', (u) => {
     await upstream?.stop();
   });
 
+  // A stdio face starts a bridge of its own first (STDIO_START_MS).
   it.each(u.faces)('%s: every answer carries its id token byte-identical', async (face) => {
     await roundTrip(face, cli, upstream.args, u.verbatim?.includes(face) ?? false);
-  });
+  }, STDIO_START_MS + 30_000);
 
   if (u.stampsListens) it('a listen’s notifications name it by its exact id (io.modelcontextprotocol/subscriptionId)', async () => {
     const ac = new AbortController();
