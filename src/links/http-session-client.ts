@@ -1,6 +1,7 @@
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import type { UpstreamAuth } from '../contracts/upstream.js';
 import { nodeHttpReply } from './node-http-reply.js';
+import { UpstreamTarget } from './upstream-http.js';
 import { authorizedFetch } from './oauth/authorized-fetch.js';
 import { fetchReply, type UpstreamReply } from './upstream-reply.js';
 
@@ -47,9 +48,12 @@ export class HttpSessionClient {
     const auth = opts.auth;
     const doFetch = opts.fetch && auth ? authorizedFetch(auth, opts.fetch) : opts.fetch;
     const max = opts.maxLineBytes;
-    this.send = doFetch
-      ? async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal }))
-      : (method, headers, body, signal) => nodeHttpReply(this.url, { method, headers, body, signal, auth }, max);
+    if (doFetch) {
+      this.send = async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal }));
+    } else {
+      const target = targetOf(this.url);
+      this.send = (method, headers, body, signal) => nodeHttpReply(target, { method, headers, body, signal, auth }, max);
+    }
   }
 
   /** POSTs one JSON-RPC message (or batch); a request's answer may be JSON or SSE. */
@@ -75,5 +79,14 @@ export class HttpSessionClient {
     if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
     return h;
+  }
+}
+
+/** The endpoint parsed once; a URL that is not http(s) is refused on each send, as it was before (a rejected call). */
+function targetOf(url: string): UpstreamTarget | string {
+  try {
+    return new UpstreamTarget(url);
+  } catch {
+    return url;
   }
 }
