@@ -2,6 +2,7 @@ import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import type { UpstreamAuth } from '../contracts/upstream.js';
 import { nodeHttpReply } from './node-http-reply.js';
 import { UpstreamTarget } from './upstream-http.js';
+import { LazyAbort } from './lazy-abort.js';
 import { authorizedFetch } from './oauth/authorized-fetch.js';
 import { fetchReply, type UpstreamReply } from './upstream-reply.js';
 
@@ -29,7 +30,10 @@ export interface HttpSessionClientOptions {
 const JSON_TYPE = 'application/json';
 const SSE_TYPE = 'text/event-stream';
 
-type Send = (method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) => Promise<UpstreamReply>;
+/** A real AbortSignal, or a session call's cancel (lazy-abort.ts), which builds one only for a configured fetch. */
+type Signal = AbortSignal | LazyAbort;
+
+type Send = (method: string, headers: Record<string, string>, body: string | undefined, signal: Signal | undefined) => Promise<UpstreamReply>;
 
 /** Sends the requests of one session to one MCP endpoint. */
 export class HttpSessionClient {
@@ -49,7 +53,7 @@ export class HttpSessionClient {
     const doFetch = opts.fetch && auth ? authorizedFetch(auth, opts.fetch) : opts.fetch;
     const max = opts.maxLineBytes;
     if (doFetch) {
-      this.send = async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal }));
+      this.send = async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal: signal instanceof LazyAbort ? signal.signal : signal }));
     } else {
       const target = targetOf(this.url);
       this.send = (method, headers, body, signal) => nodeHttpReply(target, { method, headers, body, signal, auth }, max);
@@ -57,12 +61,12 @@ export class HttpSessionClient {
   }
 
   /** POSTs one JSON-RPC message (or batch); a request's answer may be JSON or SSE. */
-  post(body: unknown, signal?: AbortSignal): Promise<UpstreamReply> {
+  post(body: unknown, signal?: Signal): Promise<UpstreamReply> {
     return this.send('POST', this.headers({ accept: `${JSON_TYPE}, ${SSE_TYPE}`, 'content-type': JSON_TYPE }), stringifyJsonRpc(body), signal);
   }
 
   /** Opens the standalone stream, or resumes one with `Last-Event-ID` (digest §4.3 Resumability). */
-  get(lastEventId: string | undefined, signal?: AbortSignal): Promise<UpstreamReply> {
+  get(lastEventId: string | undefined, signal?: Signal): Promise<UpstreamReply> {
     const own: Record<string, string> = { accept: SSE_TYPE };
     if (lastEventId !== undefined) own['last-event-id'] = lastEventId;
     return this.send('GET', this.headers(own), undefined, signal);

@@ -7,6 +7,7 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { isNotification, isRequest, isResponse, notification, outcomeOf, request, responseFor, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { GetStream } from './get-stream.js';
+import { LazyAbort } from './lazy-abort.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream } from './message-stream-reader.js';
 import { PostExchange, type PendingCall } from './post-exchange.js';
@@ -154,7 +155,7 @@ export class HttpSession implements LegacyUpstreamSession {
     const id = this.nextId++;
     const params = this.progress.rewrite(req.params, id);
     return new Promise<RpcOutcome>((resolve) => {
-      const call: PendingCall = { id, method: req.method, handlers, ac: new AbortController(), settled: false, settle: () => undefined };
+      const call: PendingCall = { id, method: req.method, handlers, ac: new LazyAbort(), settled: false, settle: () => undefined };
       const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
       // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL): no timer held per call.
       const timer = timeoutMs < NO_DEADLINE_MS ? setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs) : undefined;
