@@ -1,6 +1,6 @@
 import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
 import type { ModernHandler, ModernRequestContext, ParamHeaderSpec } from '../../src/contracts/downstream.js';
-import type { CallSignal, ModernLink } from '../../src/contracts/upstream.js';
+import type { CallSignal, ModernLink, OutboundRequest } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { keepVerbatim, requestText } from '../../src/jsonrpc/verbatim.js';
@@ -67,7 +67,12 @@ export class ModernToModernBridge implements ModernHandler {
     try {
       const text = requestText(req);
       const headers = ctx.principal?.upstreamHeaders; // --auth pass-through: the client's own token goes upstream
-      outcome = await this.#link.call({ method: req.method, id: req.id, ...(params === undefined ? {} : { params }), ...(text === undefined ? {} : { text }), ...(headers === undefined ? {} : { headers }) }, {
+      // Members set one by one: a conditional spread costs a runtime copy per call (issue 17).
+      const call: OutboundRequest = { method: req.method, id: req.id };
+      if (params !== undefined) call.params = params;
+      if (text !== undefined) call.text = text;
+      if (headers !== undefined) call.headers = headers;
+      outcome = await this.#link.call(call, {
         signal: linked.signal,
         onNotification: (n) => ctx.notify(n),
         timeoutMs,

@@ -145,7 +145,8 @@ export class FaceUnit {
       return writeJsonError(res, route.status, null, route.error);
     }
     if (this.shared.cluster?.routePost(req, res, read.body, route.route, this.local)) return;
-    if (route.route === 'modern') return this.modern.handle(req, res, read.body, headers);
+    // Awaited, not returned: an async function resolving with a promise costs two more turns (issue 17).
+    if (route.route === 'modern') return void (await this.modern.handle(req, res, read.body, headers));
     // A session's handler sees messages, not this POST: its trace headers travel on the messages (tracing on only).
     attachTraceHeaders(read.body, req.headers);
     return this.streamable.handlePost(req, res, read.body);

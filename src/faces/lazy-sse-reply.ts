@@ -90,7 +90,10 @@ export class LazySseReply {
       // An upstream response relayed unchanged goes out as the upstream sent it (jsonrpc/verbatim.ts).
       const body = verbatimText(answer) ?? stringifyJsonRpc(answer);
       // A known length spares the chunked framing (one write instead of body + terminator).
-      this.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...this.opts.headers, ...headers });
+      const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      if (this.opts.headers) Object.assign(head, this.opts.headers);
+      if (headers) Object.assign(head, headers);
+      this.res.writeHead(status, head);
       this.res.end(body);
       return;
     }

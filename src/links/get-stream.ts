@@ -1,3 +1,4 @@
+import type { CallSignal } from '../contracts/upstream.js';
 import type { Logger } from '../log.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream, type StreamCursor } from './message-stream-reader.js';
@@ -113,7 +114,7 @@ export class GetStream {
 }
 
 /** Resolves after `ms`, or at once when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: CallSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);

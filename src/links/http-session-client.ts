@@ -1,6 +1,8 @@
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import type { UpstreamAuth } from '../contracts/upstream.js';
 import { nodeHttpReply } from './node-http-reply.js';
+import { UpstreamTarget } from './upstream-http.js';
+import { LazyAbort } from './lazy-abort.js';
 import { authorizedFetch } from './oauth/authorized-fetch.js';
 import { fetchReply, type UpstreamReply } from './upstream-reply.js';
 
@@ -28,7 +30,10 @@ export interface HttpSessionClientOptions {
 const JSON_TYPE = 'application/json';
 const SSE_TYPE = 'text/event-stream';
 
-type Send = (method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) => Promise<UpstreamReply>;
+/** A real AbortSignal, or a session call's cancel (lazy-abort.ts), which builds one only for a configured fetch. */
+type Signal = AbortSignal | LazyAbort;
+
+type Send = (method: string, headers: Record<string, string>, body: string | undefined, signal: Signal | undefined) => Promise<UpstreamReply>;
 
 /** Sends the requests of one session to one MCP endpoint. */
 export class HttpSessionClient {
@@ -47,18 +52,21 @@ export class HttpSessionClient {
     const auth = opts.auth;
     const doFetch = opts.fetch && auth ? authorizedFetch(auth, opts.fetch) : opts.fetch;
     const max = opts.maxLineBytes;
-    this.send = doFetch
-      ? async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal }))
-      : (method, headers, body, signal) => nodeHttpReply(this.url, { method, headers, body, signal, auth }, max);
+    if (doFetch) {
+      this.send = async (method, headers, body, signal) => fetchReply(await doFetch(this.url, { method, headers, body, signal: signal instanceof LazyAbort ? signal.signal : signal }));
+    } else {
+      const target = targetOf(this.url);
+      this.send = (method, headers, body, signal) => nodeHttpReply(target, { method, headers, body, signal, auth }, max);
+    }
   }
 
   /** POSTs one JSON-RPC message (or batch); a request's answer may be JSON or SSE. */
-  post(body: unknown, signal?: AbortSignal): Promise<UpstreamReply> {
+  post(body: unknown, signal?: Signal): Promise<UpstreamReply> {
     return this.send('POST', this.headers({ accept: `${JSON_TYPE}, ${SSE_TYPE}`, 'content-type': JSON_TYPE }), stringifyJsonRpc(body), signal);
   }
 
   /** Opens the standalone stream, or resumes one with `Last-Event-ID` (digest §4.3 Resumability). */
-  get(lastEventId: string | undefined, signal?: AbortSignal): Promise<UpstreamReply> {
+  get(lastEventId: string | undefined, signal?: Signal): Promise<UpstreamReply> {
     const own: Record<string, string> = { accept: SSE_TYPE };
     if (lastEventId !== undefined) own['last-event-id'] = lastEventId;
     return this.send('GET', this.headers(own), undefined, signal);
@@ -75,5 +83,14 @@ export class HttpSessionClient {
     if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
     return h;
+  }
+}
+
+/** The endpoint parsed once; a URL that is not http(s) is refused on each send, as it was before (a rejected call). */
+function targetOf(url: string): UpstreamTarget | string {
+  try {
+    return new UpstreamTarget(url);
+  } catch {
+    return url;
   }
 }

@@ -6,7 +6,9 @@ import { BridgeError, RpcError, TransportError, toRpcErrorBody, type BridgeError
 import { RpcCode } from '../jsonrpc/codes.js';
 import { isNotification, isRequest, isResponse, notification, outcomeOf, request, responseFor, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
+import { DeadlineTimer } from './deadline-timer.js';
 import { GetStream } from './get-stream.js';
+import { LazyAbort } from './lazy-abort.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream } from './message-stream-reader.js';
 import { PostExchange, type PendingCall } from './post-exchange.js';
@@ -25,6 +27,12 @@ const GET_STREAM_WAIT_MS = 2_000;
 /** A per-call deadline this long (setTimeout's maximum) or longer is none. */
 const NO_DEADLINE_MS = 2 ** 31 - 1;
 
+/** A pending call with its deadline on the session's shared timer (performance.now(); Infinity: none). */
+interface TimedCall extends PendingCall {
+  deadline: number;
+  timeoutMs: number;
+}
+
 /** Unsolicited notifications kept for the session's owner while it has none yet. */
 const EARLY_NOTIFICATIONS_MAX = 64;
 
@@ -42,7 +50,12 @@ export class HttpSession implements LegacyUpstreamSession {
   private readonly client: HttpSessionClient;
   private readonly opts: HttpSessionOptions;
   private readonly log: Logger;
-  private readonly pending = new Map<RequestId, PendingCall>();
+  private readonly pending = new Map<RequestId, TimedCall>();
+  /** One timer for every call's deadline, not a setTimeout per call (issue 17, as the modern link has). */
+  private readonly deadlines = new DeadlineTimer<TimedCall>(
+    () => this.pending.values(),
+    (call) => this.cancel(call, `upstream call ${call.method} timed out after ${call.timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'),
+  );
   private readonly progress = new ProgressTokens();
   /** Server requests being answered; one the server cancels gets no late answer (digest §4.1). */
   private readonly inbound = new Map<RequestId, { cancelled: boolean }>();
@@ -154,15 +167,14 @@ export class HttpSession implements LegacyUpstreamSession {
     const id = this.nextId++;
     const params = this.progress.rewrite(req.params, id);
     return new Promise<RpcOutcome>((resolve) => {
-      const call: PendingCall = { id, method: req.method, handlers, ac: new AbortController(), settled: false, settle: () => undefined };
       const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
-      // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL): no timer held per call.
-      const timer = timeoutMs < NO_DEADLINE_MS ? setTimeout(() => this.cancel(call, `upstream call ${req.method} timed out after ${timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'), timeoutMs) : undefined;
+      // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL).
+      const deadline = timeoutMs < NO_DEADLINE_MS ? performance.now() + timeoutMs : Infinity;
+      const call: TimedCall = { id, method: req.method, handlers, ac: new LazyAbort(), settled: false, settle: () => undefined, deadline, timeoutMs };
       const onAbort = () => this.cancel(call, `upstream call ${req.method} cancelled`);
       call.settle = (outcome) => {
         if (call.settled) return;
         call.settled = true;
-        clearTimeout(timer);
         handlers.signal?.removeEventListener('abort', onAbort);
         this.pending.delete(id);
         this.progress.release(id);
@@ -171,6 +183,7 @@ export class HttpSession implements LegacyUpstreamSession {
       if (handlers.signal?.aborted) return call.settle(internal(`upstream call ${req.method} cancelled`));
       handlers.signal?.addEventListener('abort', onAbort, { once: true });
       this.pending.set(id, call);
+      if (deadline !== Infinity) this.deadlines.watch(call);
       const run = () => this.exchange.run(call, request(id, req.method, params));
       // Calls made while the session is re-initialized go out under the new id; the replay itself does not wait.
       if (this.reinit && !replaying) void this.reinit.then(run);
@@ -340,6 +353,7 @@ export class HttpSession implements LegacyUpstreamSession {
     this.endReason = reason;
     this.log.debug('upstream.session.end', { reason });
     this.getStream?.stop();
+    this.deadlines.stop();
     for (const call of [...this.pending.values()]) {
       call.settle(internal(`upstream session ended (${reason}) during ${call.method}`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
       call.ac.abort();

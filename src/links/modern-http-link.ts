@@ -5,7 +5,8 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { metaOf, request, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import type { ParamHeaderSpec } from '../wire/param-headers.js';
-import { modernRequestHeaders } from '../wire/modern-headers.js';
+import { encodeHeaderValue } from '../wire/header-value.js';
+import { mcpNameFor } from '../wire/modern-headers.js';
 import { postModernRequest } from './modern-http-exchange.js';
 import { CancelScope } from './cancel-scope.js';
 import { DeadlineTimer, type Deadlined } from './deadline-timer.js';
@@ -76,7 +77,8 @@ export class ModernHttpLink implements ModernLink {
     const body = request(req.id ?? this.mintId(), req.method, req.params);
     // The caller's own bytes are this very request only when it carried its id.
     const text = req.id === undefined ? undefined : req.text;
-    if (req.method === 'tools/call') return this.callTool(body, handlers, text, req.headers);
+    // Awaited, not returned: an async function resolving with a promise costs two more turns (issue 17).
+    if (req.method === 'tools/call') return await this.callTool(body, handlers, text, req.headers);
     const outcome = await this.send(body, handlers, {}, text, req.headers);
     if (req.method === 'tools/list' && 'result' in outcome) this.learn(outcome.result.tools);
     return outcome;
@@ -181,16 +183,16 @@ export class ModernHttpLink implements ModernLink {
     }
   }
 
-  /** One header per name whatever the case the user wrote it in; protocol headers win. */
+  /** One header per name whatever the case the user wrote it in; protocol headers win (written lower case here, not lower-cased per call). */
   private headersFor(body: JSONRPCRequest, paramHeaders: Record<string, string>, caller?: Readonly<Record<string, string>>): Record<string, string> {
     const version = metaOf(body)?.[VERSION_KEY];
-    const protocol = modernRequestHeaders(
-      { method: body.method, params: body.params as Obj | undefined },
-      typeof version === 'string' ? version : LATEST_MODERN_VERSION,
-    );
     const out: Record<string, string> = { ...this.baseHeaders };
     if (caller) for (const k in caller) out[k.toLowerCase()] = caller[k];
-    for (const k in protocol) out[k.toLowerCase()] = protocol[k];
+    // The standard headers of digest §2.5, as modernRequestHeaders writes them.
+    out['mcp-protocol-version'] = typeof version === 'string' ? version : LATEST_MODERN_VERSION;
+    out['mcp-method'] = body.method;
+    const name = mcpNameFor(body.method, body.params as Obj | undefined);
+    if (name !== undefined) out['mcp-name'] = encodeHeaderValue(name);
     for (const k in paramHeaders) out[k.toLowerCase()] = paramHeaders[k];
     return out;
   }

@@ -14,9 +14,12 @@ import type { UpstreamReply } from './upstream-reply.js';
 
 function ignore(): void {}
 
-/** One request, redirects followed (upstream-http.ts); resolves once the answer's head is in, its body unread. */
-export async function nodeHttpReply(target: string, req: UpstreamRequest, maxLineBytes?: number): Promise<UpstreamReply> {
-  return new NodeReply(await exchange(new UpstreamTarget(target), req), maxLineBytes);
+/**
+ * One request, redirects followed (upstream-http.ts); resolves once the answer's head is in, its body unread.
+ * A session sends every request to one endpoint: it passes its target, parsed once (issue 17: a URL parse per call).
+ */
+export async function nodeHttpReply(target: string | UpstreamTarget, req: UpstreamRequest, maxLineBytes?: number): Promise<UpstreamReply> {
+  return new NodeReply(await exchange(typeof target === 'string' ? new UpstreamTarget(target) : target, req), maxLineBytes);
 }
 
 class NodeReply implements UpstreamReply {

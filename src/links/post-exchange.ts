@@ -8,6 +8,7 @@ import { sleep } from './get-stream.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream, type StreamCursor } from './message-stream-reader.js';
 import type { UpstreamReply } from './upstream-reply.js';
+import type { LazyAbort } from './lazy-abort.js';
 
 /** One call in flight on a Streamable HTTP session. */
 export interface PendingCall {
@@ -15,7 +16,7 @@ export interface PendingCall {
   method: string;
   handlers: CallHandlers;
   /** Aborts this call's POST (and resumed GETs). */
-  ac: AbortController;
+  ac: LazyAbort;
   settled: boolean;
   /** Resolves the call once; later calls are ignored. */
   settle(outcome: RpcOutcome): void;
@@ -63,7 +64,7 @@ export class PostExchange {
       if (!(await this.#post(call, body, cursor))) return;
       // 2025-11-25 polling: the server may close the connection without ending the stream (digest §4.3).
       for (let i = 0; !call.settled && cursor.lastEventId !== undefined && i < MAX_RESUMES; i++) {
-        await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac.signal);
+        await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac);
         if (call.settled) return;
         const more = await this.#resume(call, cursor);
         if (more === 'settled') return;
@@ -86,7 +87,7 @@ export class PostExchange {
     let res: UpstreamReply;
     for (let attempt = 0; ; attempt++) {
       const sentWith = this.client.sessionId;
-      res = await this.client.post(body, call.ac.signal);
+      res = await this.client.post(body, call.ac);
       const gone = await sessionGone(res, sentWith);
       if (!gone) break;
       if (attempt === 0 && (await this.hooks.expire(sentWith)) && !call.settled) {
@@ -107,7 +108,7 @@ export class PostExchange {
   /** GET + Last-Event-ID for the rest of the call's stream (digest §4.3 Resumability), read to its end. */
   async #resume(call: PendingCall, cursor: StreamCursor): Promise<'read' | 'refused' | 'settled'> {
     const sentWith = this.client.sessionId;
-    const again = await this.client.get(cursor.lastEventId, call.ac.signal);
+    const again = await this.client.get(cursor.lastEventId, call.ac);
     if (again.status === 404) {
       await drain(again);
       // The response this stream owed died with the session; the call cannot be resumed.

@@ -12,26 +12,40 @@ import { activeTracing, currentContext, injectInto } from '../ops/tracing.js';
  * no WHATWG stream and no AbortSignal listener unless the caller passes a signal.
  */
 
-/** A free keep-alive socket is closed after this long, under the 5 s a node:http server keeps one (undici uses 4 s too). */
-const FREE_SOCKET_MS = 4_000;
+/**
+ * A free keep-alive socket is closed 3–4 s after its last use (a sweep each
+ * second), under the 5 s a node:http server keeps one (undici uses 4 s).
+ */
+const IDLE_MS = 3_000;
+const SWEEP_MS = 1_000;
 /** Redirects followed at most, as fetch does. */
 const MAX_REDIRECTS = 20;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** One shared listener, so reuse can remove it again (setTimeout adds a listener per call). */
-function closeIdle(this: Socket): void {
-  this.destroy();
-}
+/** When a socket last went back to the pool (performance.now()). */
+const FREED_AT = Symbol('mcp-bridge.freedAt');
+type PooledSocket = Socket & { [FREED_AT]?: number };
 
-/** A reused socket carries the free-socket timer; a live exchange has no idle limit (listen streams stay quiet for long). */
-function liveSocket(socket: Socket): void {
-  socket.setTimeout(0, closeIdle);
-}
-
+/**
+ * Keep-alive agents whose idle sockets a sweep closes. Timing a socket per
+ * exchange (`socket.setTimeout` on reuse and again when freed) costs a timer
+ * object, a bound function and a listener per call (issue 17); the sweep costs
+ * one number per call and one timer per agent, and a live exchange (a quiet
+ * listen stream) has no idle limit at all.
+ */
 function agentFor(mod: typeof http | typeof https): http.Agent {
   const agent = new mod.Agent({ keepAlive: true, scheduling: 'lifo' });
-  agent.on('free', (socket: Socket) => socket.setTimeout(FREE_SOCKET_MS, closeIdle));
+  agent.on('free', (socket: PooledSocket) => void (socket[FREED_AT] = performance.now()));
+  setInterval(() => closeIdle(agent), SWEEP_MS).unref();
   return agent;
+}
+
+/** Destroys the free sockets idle past IDLE_MS (the agent drops a socket from its pool when it closes). */
+function closeIdle(agent: http.Agent): void {
+  const before = performance.now() - IDLE_MS;
+  for (const sockets of Object.values(agent.freeSockets)) {
+    for (const socket of [...(sockets ?? [])] as PooledSocket[]) if ((socket[FREED_AT] ?? 0) < before) socket.destroy();
+  }
 }
 
 const agents = { 'http:': agentFor(http), 'https:': agentFor(https) };
@@ -52,6 +66,10 @@ export class UpstreamTarget {
   readonly url: URL;
   readonly secure: boolean;
   private readonly base: http.RequestOptions;
+  /** What node would put in `Host` (the URL's host: brackets kept, a default port left out). */
+  private readonly host: string;
+  /** `Authorization` for credentials in the URL, as node would build it. */
+  private readonly basic: string | undefined;
 
   constructor(url: string | URL) {
     this.url = typeof url === 'string' ? new URL(url) : url;
@@ -64,12 +82,25 @@ export class UpstreamTarget {
       port: this.url.port === '' ? undefined : Number(this.url.port),
       path: `${this.url.pathname}${this.url.search}`,
       agent: agents[this.url.protocol as 'http:' | 'https:'],
-      ...(auth === undefined ? {} : { auth }),
     };
+    this.host = this.url.host;
+    this.basic = auth === undefined ? undefined : `Basic ${Buffer.from(auth).toString('base64')}`;
   }
 
-  options(method: string, headers: http.OutgoingHttpHeaders): http.RequestOptions {
-    return { ...this.base, method, headers };
+  /**
+   * Node's options for one request, its headers as a flat `[name, value, …]`
+   * list: node stores such a list as given (every name and value still
+   * checked), where an object costs a `setHeader` per header and lookups for
+   * Host and Authorization (issue 17). So Host and the URL's credentials are
+   * added here, as node adds them to an object (`names` are lower case).
+   */
+  options(method: string, headers: Readonly<Record<string, string>>, contentLength?: number): http.RequestOptions {
+    const list: string[] = [];
+    for (const name in headers) if (contentLength === undefined || name !== 'content-length') list.push(name, headers[name]);
+    if (headers.host === undefined) list.push('host', this.host);
+    if (this.basic !== undefined && headers.authorization === undefined) list.push('authorization', this.basic);
+    if (contentLength !== undefined) list.push('content-length', String(contentLength));
+    return { ...this.base, method, headers: list };
   }
 }
 
@@ -87,20 +118,19 @@ export function exchangeOnce(target: UpstreamTarget, r: UpstreamRequest): Promis
   return new Promise((resolve, reject) => {
     const signal = r.signal;
     if (signal?.aborted) return reject(abortReason(signal));
-    // The caller's headers stay as they were (a link may send the same object again).
-    let headers: http.OutgoingHttpHeaders = r.body === undefined ? r.headers : { ...r.headers, 'content-length': typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length };
     // With tracing on, an exchange sent inside the observed link's call carries that upstream span's W3C trace context.
     const trace = activeTracing() ? currentContext() : undefined;
-    if (trace) injectInto(headers === r.headers ? (headers = { ...r.headers }) : headers, trace);
+    const headers = trace ? { ...r.headers } : r.headers;
+    if (trace) injectInto(headers, trace);
+    const length = r.body === undefined ? undefined : typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length;
     const mod = target.secure ? https : http;
-    const req = mod.request(target.options(r.method, headers));
+    const req = mod.request(target.options(r.method, headers, length));
     let onAbort: (() => void) | undefined;
     if (signal) {
       onAbort = () => req.destroy(abortReason(signal) as Error);
       signal.addEventListener('abort', onAbort, { once: true });
       req.once('close', () => signal.removeEventListener('abort', onAbort!));
     }
-    req.once('socket', liveSocket);
     req.once('response', resolve);
     req.on('error', (err) => reject(signal?.aborted ? abortReason(signal) : networkError(err)));
     req.end(r.body);
