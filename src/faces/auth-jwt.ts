@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload, createRemoteJWKSet } from 'jose';
 import { bearerToken, oauthChallenge, type AuthVerdict, type ClientAuth, type ResourceUrls } from './auth-verdict.js';
 import { introspect, type IntrospectionOptions } from './auth-introspection.js';
 
@@ -24,6 +24,11 @@ const JWKS_COOLDOWN_MS = 5_000;
 const DEFAULT_CLOCK_TOLERANCE_SEC = 30;
 
 type Jwks = ReturnType<typeof createRemoteJWKSet>;
+type Jose = typeof import('jose');
+
+/** `jose`, loaded with the first token: a bridge without `--auth jwt` never loads it. */
+let joseLoading: Promise<Jose> | undefined;
+const loadJose = (): Promise<Jose> => (joseLoading ??= import('jose'));
 
 /**
  * Verifies bearer JWTs with `jose`: signature against the issuer's JWKS, `iss`,
@@ -40,7 +45,8 @@ export class JwtAuth implements ClientAuth {
     const token = bearerToken(headers.authorization);
     if (token === undefined) return { ok: false, status: 401, message: 'Unauthorized: this bridge requires an OAuth access token (Authorization: Bearer <token>)' };
     if (token === 'scheme') return { ok: false, status: 401, message: 'Unauthorized: only the Bearer authorization scheme is accepted', error: 'invalid_request' };
-    if (!looksLikeJws(token)) {
+    const jose = await loadJose();
+    if (!looksLikeJws(jose, token)) {
       if (!this.opts.introspection) return invalid('the bearer token is not a JWT');
       const claims = await introspect(this.opts.introspection, token);
       if (!claims.ok) return invalid(claims.reason);
@@ -48,8 +54,8 @@ export class JwtAuth implements ClientAuth {
     }
     let payload: JWTPayload;
     try {
-      const jwks = await this.jwks();
-      ({ payload } = await jwtVerify(token, jwks, {
+      const jwks = await this.jwks(jose);
+      ({ payload } = await jose.jwtVerify(token, jwks, {
         issuer: this.opts.issuer,
         audience: this.opts.audience,
         clockTolerance: this.opts.clockToleranceSec ?? DEFAULT_CLOCK_TOLERANCE_SEC,
@@ -58,7 +64,7 @@ export class JwtAuth implements ClientAuth {
     } catch (err) {
       // A JWKS that cannot be fetched is our failure to check, but still no access for the token.
       if (err instanceof JwksUnavailable) return invalid(err.message);
-      return invalid(reasonOf(err));
+      return invalid(reasonOf(jose, err));
     }
     return this.admit(payload);
   }
@@ -85,9 +91,9 @@ export class JwtAuth implements ClientAuth {
     return { ok: true, principal: { id: `jwt:${sub}` } };
   }
 
-  private jwks(): Promise<Jwks> {
+  private jwks(jose: Jose): Promise<Jwks> {
     this.#jwks ??= this.jwksUrl().then(
-      (url) => createRemoteJWKSet(url, { cooldownDuration: JWKS_COOLDOWN_MS }),
+      (url) => jose.createRemoteJWKSet(url, { cooldownDuration: JWKS_COOLDOWN_MS }),
       (err: unknown) => {
         this.#jwks = undefined; // try the metadata again with the next token
         throw err;
@@ -123,10 +129,10 @@ function invalid(reason: string): AuthVerdict {
 }
 
 /** A compact JWS has three dot-separated parts and a decodable protected header. */
-function looksLikeJws(token: string): boolean {
+function looksLikeJws(jose: Jose, token: string): boolean {
   if (token.split('.').length !== 3) return false;
   try {
-    decodeProtectedHeader(token);
+    jose.decodeProtectedHeader(token);
     return true;
   } catch {
     return false;
@@ -142,7 +148,7 @@ function grantedScopes(payload: JWTPayload): Set<string> {
 }
 
 /** A short reason for each way jose refuses a token; the token itself never appears. */
-function reasonOf(err: unknown): string {
+function reasonOf({ errors }: Jose, err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'the token has expired';
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'nbf') return 'the token is not yet valid';

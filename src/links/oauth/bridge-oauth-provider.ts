@@ -1,14 +1,14 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
-import {
-  createPrivateKeyJwtAuth,
-  type AddClientAuthentication,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
+import type {
+  AddClientAuthentication,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { BRIDGE_VERSION } from '../../version.js';
+import { clientSdk } from './client-sdk.js';
 import type { OAuthConfig } from './oauth-config.js';
 import type { KeptTokens, TokenStore } from './token-store.js';
 
@@ -47,7 +47,9 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     if (pinned !== undefined) this.validateResourceURL = async () => new URL(pinned);
     if (cfg.privateKeyPem !== undefined && cfg.clientId !== undefined) {
       // RFC 7523 §3: the client is both issuer and subject of its assertion.
-      this.addClientAuthentication = createPrivateKeyJwtAuth({ issuer: cfg.clientId, subject: cfg.clientId, privateKey: cfg.privateKeyPem, alg: algorithmOf(cfg.privateKeyPem) });
+      const assertion = { issuer: cfg.clientId, subject: cfg.clientId, privateKey: cfg.privateKeyPem, alg: algorithmOf(cfg.privateKeyPem) };
+      let sign: AddClientAuthentication | undefined;
+      this.addClientAuthentication = async (...args) => (sign ??= (await clientSdk()).createPrivateKeyJwtAuth(assertion))(...args);
     }
   }
 

@@ -1,4 +1,5 @@
-import { auth, computeScopeUnion, extractWWWAuthenticateParams, isStrictScopeSuperset, type FetchLike } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { clientSdk } from './client-sdk.js';
 import type { AuthChallenge, AuthTries, UpstreamAuth } from '../../contracts/upstream.js';
 import { BridgeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -101,6 +102,7 @@ export class UpstreamOAuth implements UpstreamAuth {
 
   async challenged(c: AuthChallenge, sent: string | undefined, tries: AuthTries): Promise<boolean> {
     if (c.status !== 401 && c.status !== 403) return false;
+    const { extractWWWAuthenticateParams } = await clientSdk();
     const params = c.wwwAuthenticate ? extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': c.wwwAuthenticate } })) : {};
     if (params.resourceMetadataUrl) this.resourceMetadataUrl = params.resourceMetadataUrl;
     if (c.status === 403) {
@@ -172,6 +174,7 @@ export class UpstreamOAuth implements UpstreamAuth {
   }
 
   private async authorize(req: FlowRequest): Promise<void> {
+    const { auth, computeScopeUnion, isStrictScopeSuperset } = await clientSdk();
     const interactive = this.cfg.grant === 'authorization_code';
     const callback = interactive && !req.refreshOnly ? await CallbackServer.listen(this.cfg.callbackPort ?? derivedCallbackPort(this.upstream), this.cfg.callbackPort === undefined) : undefined;
     this.browserAllowed = callback !== undefined;
