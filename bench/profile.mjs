@@ -2,7 +2,9 @@
 // V8's --cpu-prof samples wall time, so on an oversubscribed box it blames
 // whatever call was running when the bridge lost its core (writev, pipe
 // writes); `perf record -e cpu-clock` with --perf-basic-prof does not.
-//   node bench/profile.mjs relay|m2l|wrap|headline [--c 8] [--seconds 5] [--inclusive] [--ops on|off]
+//   node bench/profile.mjs relay|m2l|wrap|headline [--c 8] [--seconds 5] [--warm 3] [--inclusive] [--ops on|off]
+// --warm: seconds of load before the recording starts; the traced bridge keeps
+// compiling its OpenTelemetry code for several seconds (see README, issue 13).
 // --ops on: every request traced and exported over OTLP/HTTP to a receiver in
 // this process (as row 2's mcp-bridge-ops-on); --ops off: --no-metrics, no traces.
 // --top N shows N frames. --match <regex> (repeatable) adds the share of samples
@@ -30,7 +32,7 @@ const SCENARIOS = {
 const BRIDGE_READY = /serving \S+ upstream at (http:\/\/[\d.]+:\d+)\/mcp/;
 const log = (line) => process.stderr.write(`[profile] ${line}\n`);
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' }, inclusive: { type: 'boolean', default: false }, ops: { type: 'string' }, top: { type: 'string' }, match: { type: 'string', multiple: true } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { c: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' }, warm: { type: 'string', default: '3' }, inclusive: { type: 'boolean', default: false }, ops: { type: 'string' }, top: { type: 'string' }, match: { type: 'string', multiple: true } } });
 const scenario = SCENARIOS[positionals[0]];
 if (!scenario) {
   log(`usage: node bench/profile.mjs ${Object.keys(SCENARIOS).join('|')} [--c 8] [--seconds 5]`);
@@ -68,7 +70,7 @@ const run = async (ms) => {
   return n;
 };
 log(`${scenario.what}, c=${c}: warming up`);
-await run(3_000);
+await run(Math.min(60, Number(values.warm)) * 1000);
 const perfData = path.join(dir, 'perf.data');
 const recorder = hasPerf ? spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(bridge.pid), '-o', perfData, '--', 'sleep', String(seconds)], { stdio: 'ignore' }) : undefined;
 const cpu0 = treeCpuSeconds(bridge.pid);

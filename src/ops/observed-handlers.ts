@@ -56,9 +56,14 @@ function observe(o: Observers, site: RequestSite, req: JSONRPCRequest, run: () =
     // Attributes are set on the started span, not passed to startSpan: the SDK sanitizes an options
     // object twice before copying it in attribute by attribute (the bench's cost), and the samplers
     // offered (OTEL_TRACES_SAMPLER) do not read attributes.
-    span = tracing.tracer.startSpan(tool ? `${method} ${tool}` : method, { kind: SpanKind.SERVER }, parent);
-    serverAttributes(span, o, site, req, params);
-    const ctx = trace.setSpan(parent, span);
+    const opened = tracing.tracer.startSpan(tool ? `${method} ${tool}` : method, { kind: SpanKind.SERVER }, parent);
+    // A span the sampler left out records nothing (its attributes and end would be dropped call by
+    // call), but its context still goes upstream, with the sampled flag off.
+    if (opened.isRecording()) {
+      span = opened;
+      serverAttributes(span, o, site, req, params);
+    }
+    const ctx = trace.setSpan(parent, opened);
     // The context rides on params to the upstream call (tracing.ts TRACE_CONTEXT); a request without
     // params gets an empty object to carry it (its upstream call carries `_meta.traceparent` anyway).
     const carrier = (req.params ??= {}) as Record<PropertyKey, unknown>;

@@ -41,12 +41,16 @@ function observedCall(call: Call, upstreamEpoch: string, metrics: RequestMetrics
       // A retry carrying inputResponses is one more MRTR round of the same call (digest §1.6).
       const round = (req.params as { inputResponses?: unknown } | undefined)?.inputResponses !== undefined;
       // Attributes after the start, as in observed-handlers.ts (the SDK sanitizes an options object twice).
-      span = tracing.tracer.startSpan(`upstream ${method}`, { kind: SpanKind.CLIENT }, parent);
-      span.setAttribute('mcp.method.name', req.method);
-      span.setAttribute('mcp.bridge.upstream_epoch', upstreamEpoch);
-      if (server !== undefined) span.setAttribute('mcp.bridge.server', server);
-      if (round) span.setAttribute('mcp.bridge.mrtr_retry', true);
-      const ctx = trace.setSpan(parent, span);
+      const opened = tracing.tracer.startSpan(`upstream ${method}`, { kind: SpanKind.CLIENT }, parent);
+      // A span the sampler left out records nothing, but its context still goes upstream (sampled flag off).
+      if (opened.isRecording()) {
+        span = opened;
+        span.setAttribute('mcp.method.name', req.method);
+        span.setAttribute('mcp.bridge.upstream_epoch', upstreamEpoch);
+        if (server !== undefined) span.setAttribute('mcp.bridge.server', server);
+        if (round) span.setAttribute('mcp.bridge.mrtr_retry', true);
+      }
+      const ctx = trace.setSpan(parent, opened);
       answer = runIn(ctx, () => call(withTraceMeta(req, ctx), handlers));
     } else {
       answer = call(req, handlers);

@@ -130,6 +130,18 @@ describe('traces cross the bridge (OTLP/HTTP to a receiver on 127.0.0.1)', () =>
     const up = hop.seen.find((s) => s.body?.id === 103)!;
     expect(up.header?.split('-')[1]).toBe(server.traceId);
   });
+
+  it('a parent the client did not sample: no span is exported, and the trace goes upstream unsampled', async () => {
+    const unsampled = hex(0xabc3, 32);
+    const res = await modernPost(cli.url, 104, 'tools/call', { name: 'echo', arguments: { message: 'unsampled' } }, undefined, { traceparent: `00-${unsampled}-${hex(0x9abc, 16)}-00` });
+    expect(JSON.stringify((await readMessages(res)).find((m) => m.id === 104)?.result)).toContain('Echo: unsampled');
+    const up = hop.seen.find((s) => s.body?.id === 104 && s.body?.method === 'tools/call')!;
+    expect(up.header).toMatch(new RegExp(`^00-${unsampled}-[0-9a-f]{16}-00$`));
+    expect(up.body.params._meta.traceparent).toBe(up.header);
+    // Spans leave in the order they end: once a later sampled request's spans are in, none of the first can follow.
+    await check(hex(0xabc4, 32), hex(0xdef0, 16), 'header', 105);
+    expect(receiver.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+  });
 });
 
 describe('traces cross the bridge in front of a legacy stdio server', () => {
