@@ -58,8 +58,11 @@ async function child(mode) {
   const dist = values.dist ? pathToFileURL(path.resolve(values.dist)).href : new URL('../dist', import.meta.url).href;
   const { BridgeOps } = await import(`${dist}/src/ops/bridge-ops.js`);
   const { silentLogger } = await import(`${dist}/src/log.js`);
+  // Builds since the SDK loads lazily take their tracing from startTracing(); older ones started it themselves.
+  const { startTracing } = await import(`${dist}/src/ops/tracing.js`);
+  const tracing = await startTracing(process.env);
   const facts = { epoch: 'initialize', transport: 'stdio', protocolVersion: '2025-06-18' };
-  const ops = new BridgeOps({ metrics: mode !== 'off', corsOrigins: [], upstream: { kind: 'command', command: 'none', args: [] }, facts, logger: silentLogger });
+  const ops = new BridgeOps({ tracing, metrics: mode !== 'off', corsOrigins: [], upstream: { kind: 'command', command: 'none', args: [] }, facts, logger: silentLogger });
   ops.bind({ inflight: () => 0, downstreamSessions: () => ({}), pool: () => undefined, children: () => 1, childRestarts: () => 0, parked: () => 0, listens: () => 0, draining: () => false, crashes: () => undefined });
   const answer = { result: { content: [{ type: 'text', text: 'Echo: hi' }] } };
   const link = { call: (req) => Promise.resolve(answer) };

@@ -8,6 +8,7 @@ import { buildClientAuth } from '../faces/auth-build.js';
 import { HttpFace } from '../faces/http-face.js';
 import { StdioFace } from '../faces/stdio-face.js';
 import { BridgeOps, oauthObserver } from '../ops/bridge-ops.js';
+import { startTracing } from '../ops/tracing.js';
 import type { OAuthCounts } from '../ops/oauth-counts.js';
 import type { BridgeOptions } from './options.js';
 import { probeUntilUp } from './wait-for-upstream.js';
@@ -57,7 +58,7 @@ export async function startBridge(opts: BridgeOptions): Promise<RunningBridge> {
   logger.info('upstream detected', { epoch: facts.epoch, transport: facts.transport, protocolVersion: facts.protocolVersion, server: facts.serverInfo?.name });
   const cluster = opts.cluster && !opts.stdio ? new ClusterRouter({ ...opts.cluster, callTimeoutMs: opts.callTimeoutMs, logger }) : undefined;
   await cluster?.start();
-  const ops = new BridgeOps({ metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger, oauth: oauthCounts });
+  const ops = new BridgeOps({ tracing: await startTracing(), metrics: opts.metrics, metricsListen: opts.metricsListen, corsOrigins: opts.corsOrigins, upstream: opts.upstream, facts, logger, oauth: oauthCounts });
   const wired = wireUpstream(facts, opts, auth, ops, cluster);
   const { modern, legacy } = wired;
 

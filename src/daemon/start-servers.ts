@@ -6,6 +6,7 @@ import { canonicalJson } from '../links/canonical-json.js';
 import type { MetricSources } from '../ops/bridge-metrics.js';
 import { ServersOps } from '../ops/servers-ops.js';
 import { ServersReadiness } from '../ops/servers-readiness.js';
+import { startTracing } from '../ops/tracing.js';
 import { DEFAULT_OAUTH, type OAuthConfig } from '../links/oauth/oauth-config.js';
 import { serverOAuthConfig } from '../config/server-oauth.js';
 import type { BridgeOptions } from './options.js';
@@ -58,6 +59,7 @@ export async function startServers(config: ServersConfig, base: BridgeOptions): 
   let closing: Promise<void> | undefined;
   // One registry and one tracer for every server; series per server carry its name (issue 13 in config mode).
   const ops = new ServersOps({
+    tracing: await startTracing(),
     metrics: base.metrics,
     metricsListen: base.metricsListen,
     corsOrigins: base.corsOrigins,

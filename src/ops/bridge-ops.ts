@@ -10,7 +10,7 @@ import { observeLegacy, observeModern, type Observers } from './observed-handler
 import { observeLink } from './observed-link.js';
 import { OAuthCounts } from './oauth-counts.js';
 import { Readiness, upstreamAddress, type CrashRecord } from './readiness.js';
-import { startTracing, type Tracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
 
 export interface BridgeOpsOptions {
   metrics: boolean;
@@ -19,7 +19,8 @@ export interface BridgeOpsOptions {
   upstream: UpstreamTarget;
   facts: UpstreamFacts;
   logger: Logger;
-  env?: NodeJS.ProcessEnv;
+  /** Tracing, when the environment asked for it (`await startTracing()`). */
+  tracing?: Tracing;
   /** The counts of the OAuth client toward the upstream, when there is one (see `oauthObserver`). */
   oauth?: OAuthCounts;
 }
@@ -65,7 +66,7 @@ export class BridgeOps {
         })
       : undefined;
     if (opts.oauth) this.metrics?.watchOAuth(opts.oauth);
-    this.tracing = startTracing(opts.env ?? process.env);
+    this.tracing = opts.tracing;
     this.observers = { metrics: this.metrics, tracing: this.tracing, upstreamEpoch: epoch, tools: new KnownTools() };
     this.readiness = new Readiness({
       draining: () => this.sources?.draining() ?? false,

@@ -10,7 +10,7 @@ import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
 import { observeLink } from './observed-link.js';
 import type { ReadinessCheck } from './readiness.js';
-import { startTracing, type Tracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
 
 /** What `wireUpstream` asks of the ops: observe the link and both handlers of one upstream. */
 export interface UpstreamOps {
@@ -28,7 +28,8 @@ export interface ServersOpsOptions {
   /** The gauges' sources, one per wired server. */
   servers: ServerSources;
   logger: Logger;
-  env?: NodeJS.ProcessEnv;
+  /** Tracing, when the environment asked for it (`await startTracing()`). */
+  tracing?: Tracing;
 }
 
 /**
@@ -45,7 +46,7 @@ export class ServersOps {
 
   constructor(private readonly opts: ServersOpsOptions) {
     this.metrics = opts.metrics ? new BridgeMetrics('', opts.servers) : undefined;
-    this.tracing = startTracing(opts.env ?? process.env);
+    this.tracing = opts.tracing;
   }
 
   /** The observers of server `name`, whose upstream speaks `upstreamEpoch`. */

@@ -1,9 +1,4 @@
-import { ROOT_CONTEXT, propagation, trace, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace';
-import { BRIDGE_VERSION } from '../version.js';
+import { ROOT_CONTEXT, propagation, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 
 /**
  * OpenTelemetry tracing, on only when the SDK's standard variables ask for an
@@ -34,65 +29,26 @@ export function activeTracing(): Tracing | undefined {
 }
 
 /**
- * Installs the global provider and the W3C trace-context + baggage
- * propagator. Idempotent per process: the OpenTelemetry API is global by design.
- *
- * No context manager is installed. On Node 20 AsyncLocalStorage runs a hook on
- * every promise the process creates, which cost as much as the spans
- * themselves in the bench (row 2). A request's context travels with its
- * `params` instead (`TRACE_CONTEXT`, below), and synchronously in `runIn`.
+ * Starts tracing when the environment asks for it (`tracingRequested`), else
+ * resolves with nothing. The OpenTelemetry SDK and its OTLP exporter are loaded
+ * only then (`tracing-sdk.ts`): ~0.3 s of CPU at every start of a bridge that
+ * exports no traces, as most stdio bridges a desktop client spawns do not.
+ * Idempotent per process: the OpenTelemetry API is global by design.
  */
-export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
   if (active || !tracingRequested(env)) return active;
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'mcp-bridge', 'service.version': BRIDGE_VERSION }),
-    sampler: samplerFrom(env),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batchOptions(env) })],
-  });
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
-  trace.setGlobalTracerProvider(provider);
+  const { installTracing } = await import('./tracing-sdk.js');
+  if (active) return active;
+  const installed = installTracing(env);
   const tracing: Tracing = {
-    tracer: trace.getTracer('mcp-bridge', BRIDGE_VERSION),
+    tracer: installed.tracer,
     shutdown: async () => {
-      await provider.shutdown();
+      await installed.shutdown();
       if (active === tracing) active = undefined;
-      trace.disable();
-      propagation.disable();
     },
   };
   active = tracing;
   return tracing;
-}
-
-/**
- * `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` as the SDK specification
- * defines them (this provider does not read them itself); default
- * `parentbased_always_on`. A span that is not sampled costs next to nothing.
- */
-export function samplerFrom(env: NodeJS.ProcessEnv): Sampler {
-  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG);
-  const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 && env.OTEL_TRACES_SAMPLER_ARG?.trim() ? arg : 1;
-  const byName: Record<string, () => Sampler> = {
-    always_on: () => new AlwaysOnSampler(),
-    always_off: () => new AlwaysOffSampler(),
-    traceidratio: () => new TraceIdRatioBasedSampler(ratio),
-    parentbased_always_on: () => new ParentBasedSampler({ root: new AlwaysOnSampler() }),
-    parentbased_always_off: () => new ParentBasedSampler({ root: new AlwaysOffSampler() }),
-    parentbased_traceidratio: () => new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
-  };
-  return (byName[env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() ?? ''] ?? byName.parentbased_always_on)();
-}
-
-/** The SDK's standard `OTEL_BSP_*` variables, which this processor does not read itself. */
-function batchOptions(env: NodeJS.ProcessEnv): { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number } {
-  const n = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v.trim()) ? Number(v) : undefined);
-  const out = {
-    scheduledDelayMillis: n(env.OTEL_BSP_SCHEDULE_DELAY),
-    maxQueueSize: n(env.OTEL_BSP_MAX_QUEUE_SIZE),
-    maxExportBatchSize: n(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
-    exportTimeoutMillis: n(env.OTEL_BSP_EXPORT_TIMEOUT),
-  };
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
 /**

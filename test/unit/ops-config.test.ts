@@ -4,7 +4,7 @@ import { BridgeError } from '../../src/errors.js';
 import { allowedRequestHeaders } from '../../src/ops/cors.js';
 import { KnownTools, methodLabel } from '../../src/ops/method-label.js';
 import { Readiness } from '../../src/ops/readiness.js';
-import { samplerFrom } from '../../src/ops/tracing.js';
+import { samplerFrom } from '../../src/ops/tracing-sdk.js';
 import { createLogger } from '../../src/log.js';
 
 /** Issue 13: the pure parts of operations: flags, CORS header filter, label bounds, readiness rules, log format. */
