@@ -5,9 +5,9 @@ import type { HttpFaceOps } from '../faces/http-face.js';
 import type { Logger } from '../log.js';
 import { BridgeMetrics, type MetricSources } from './bridge-metrics.js';
 import { KnownTools } from './method-label.js';
-import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
 import { observeLink } from './observed-link.js';
+import { OpsLifecycle } from './ops-lifecycle.js';
 import { OAuthCounts } from './oauth-counts.js';
 import { Readiness, upstreamAddress, type CrashRecord } from './readiness.js';
 import type { Tracing } from './tracing.js';
@@ -45,10 +45,10 @@ export interface OpsSources extends MetricSources {
 export class BridgeOps {
   readonly metrics: BridgeMetrics | undefined;
   readonly tracing: Tracing | undefined;
+  private readonly lifecycle: OpsLifecycle;
   readonly readiness: Readiness;
   private readonly observers: Observers;
   private sources: OpsSources | undefined;
-  private metricsServer: MetricsListener | undefined;
 
   constructor(private readonly opts: BridgeOpsOptions) {
     const epoch = opts.facts.epoch;
@@ -67,6 +67,7 @@ export class BridgeOps {
       : undefined;
     if (opts.oauth) this.metrics?.watchOAuth(opts.oauth);
     this.tracing = opts.tracing;
+    this.lifecycle = new OpsLifecycle(opts.metricsListen, opts.logger);
     this.observers = { metrics: this.metrics, tracing: this.tracing, upstreamEpoch: epoch, tools: new KnownTools() };
     this.readiness = new Readiness({
       draining: () => this.sources?.draining() ?? false,
@@ -100,16 +101,12 @@ export class BridgeOps {
   }
 
   /** `--metrics-listen`: `GET /metrics` alone, without auth, on its own address; resolves with its URL. */
-  async listenMetrics(): Promise<string | undefined> {
-    const where = this.opts.metricsListen;
-    if (!where || !this.metrics) return undefined;
-    this.metricsServer = await listenForMetrics(where, this.metrics, this.opts.logger);
-    return this.metricsServer.url;
+  listenMetrics(): Promise<string | undefined> {
+    return this.lifecycle.listen(this.metrics);
   }
 
   /** Stops the metrics listener and flushes the spans not exported yet. */
-  async close(): Promise<void> {
-    await this.metricsServer?.close();
-    await this.tracing?.shutdown().catch((err: unknown) => this.opts.logger.warn('tracing.shutdown_failed', { err }));
+  close(): Promise<void> {
+    return this.lifecycle.close(this.tracing);
   }
 }

@@ -6,9 +6,9 @@ import type { Logger } from '../log.js';
 import { BridgeMetrics, type ServerSources } from './bridge-metrics.js';
 import { KnownTools } from './method-label.js';
 import { OAuthCounts } from './oauth-counts.js';
-import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { observeLegacy, observeModern, type Observers } from './observed-handlers.js';
 import { observeLink } from './observed-link.js';
+import { OpsLifecycle } from './ops-lifecycle.js';
 import type { ReadinessCheck } from './readiness.js';
 import type { Tracing } from './tracing.js';
 
@@ -41,12 +41,13 @@ export interface ServersOpsOptions {
 export class ServersOps {
   readonly metrics: BridgeMetrics | undefined;
   readonly tracing: Tracing | undefined;
-  private metricsServer: MetricsListener | undefined;
+  private readonly lifecycle: OpsLifecycle;
   private readonly oauthCounts = new Map<string, OAuthCounts>();
 
   constructor(private readonly opts: ServersOpsOptions) {
     this.metrics = opts.metrics ? new BridgeMetrics('', opts.servers) : undefined;
     this.tracing = opts.tracing;
+    this.lifecycle = new OpsLifecycle(opts.metricsListen, opts.logger);
   }
 
   /** The observers of server `name`, whose upstream speaks `upstreamEpoch`. */
@@ -83,16 +84,12 @@ export class ServersOps {
   }
 
   /** `--metrics-listen` (or the "bridge" object's `metricsListen`): resolves with the URL, when there is one. */
-  async listenMetrics(): Promise<string | undefined> {
-    const where = this.opts.metricsListen;
-    if (!where || !this.metrics) return undefined;
-    this.metricsServer = await listenForMetrics(where, this.metrics, this.opts.logger);
-    return this.metricsServer.url;
+  listenMetrics(): Promise<string | undefined> {
+    return this.lifecycle.listen(this.metrics);
   }
 
   /** Stops the metrics listener and flushes the spans not exported yet. */
-  async close(): Promise<void> {
-    await this.metricsServer?.close();
-    await this.tracing?.shutdown().catch((err: unknown) => this.opts.logger.warn('tracing.shutdown_failed', { err }));
+  close(): Promise<void> {
+    return this.lifecycle.close(this.tracing);
   }
 }
