@@ -45,17 +45,21 @@ async function readUntil(res: Response, done: (text: string) => boolean, ms = 3_
 describe('SseStream', () => {
   it('a stream begun on a response whose client had already gone leaves the sweep at its first heartbeat', async () => {
     const state = { closed: 0, stream: undefined as SseStream | undefined };
+    let arrived!: () => void;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
     const server = http.createServer((_req, res) => {
       res.once('close', () => {
         state.stream = new SseStream(res, { heartbeatMs: HEARTBEAT_MS });
         state.stream.onClose(() => void state.closed++);
       });
+      arrived();
     });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const ac = new AbortController();
     const pending = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { signal: ac.signal }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    // The client goes only once the server holds the request (a fixed pause lost the race on a loaded machine).
+    await requestArrived;
     ac.abort();
     await pending;
     await waitFor(() => state.stream, 2_000);
