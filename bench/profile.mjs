@@ -11,7 +11,6 @@
 // with a frame matching it anywhere on the stack (e.g. 'opentelemetry|src/ops/'). --inclusive ranks every frame by the share of samples it appears in (itself
 // and everything it called), JS and native alike, instead of the nearest own frame.
 import { execFileSync, spawn } from 'node:child_process';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +19,7 @@ import { loadUndici } from './lib/deps.mjs';
 import { CLI_ENTRY, SERVERS_DIR } from './lib/paths.mjs';
 import { ownCpuSeconds, treeCpuSeconds } from './lib/proc-tree.mjs';
 import { startLoopbackNode, startProcess } from './lib/spawn.mjs';
-import { EVERYTHING_STDIO } from './lib/wrappers.mjs';
+import { EVERYTHING_STDIO, otlpSink } from './lib/wrappers.mjs';
 import { legacyWorkers, modernWorkers } from './lib/workers.mjs';
 
 const SCENARIOS = {
@@ -96,19 +95,6 @@ if (hasPerf) {
 }
 rmSync(dir, { recursive: true, force: true });
 
-/** An OTLP/HTTP receiver on 127.0.0.1 that reads each export and answers 200 (as the bench's). */
-function otlpSink() {
-  return new Promise((resolve) => {
-    const server = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-    });
-    server.listen(0, '127.0.0.1', () => {
-      server.unref();
-      resolve(`http://127.0.0.1:${server.address().port}`);
-    });
-  });
-}
 
 /** Per sample, the nearest frame of this project (or a dependency): its own work plus the runtime work it causes. */
 function nearestFrames(text, top) {

@@ -54,7 +54,7 @@ export async function startWrapper(kind, { peers, cpuProfDir, inspect, bridgeArg
 let sink;
 
 /** An OTLP/HTTP receiver on 127.0.0.1 that reads each export and answers 200 (started once, never keeps the run alive). */
-function otlpSink() {
+export function otlpSink() {
   sink ??= new Promise((resolve) => {
     const server = http.createServer((req, res) => {
       req.resume();
