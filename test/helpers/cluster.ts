@@ -44,6 +44,8 @@ export interface RunningHaproxy {
   url: string;
   port: number;
   child: ChildProcess;
+  /** HAProxy's log of the last requests (httplog, newest last): the termination state says which side broke a connection. */
+  log(): string[];
   /** Resolves once HAProxy's health checks report backend server `index` UP (bounded). */
   serverUp(index: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -62,8 +64,12 @@ export async function startHaproxy(backendPorts: number[], timeoutMs = 15_000): 
   const cfg = path.join(dir, 'haproxy.cfg');
   writeFileSync(cfg, haproxyConfig(port, backendPorts, statsPort));
   const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Startup messages, then one line per request (bounded: a failing test wants the last ones).
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+    if (stderr.length > LOG_KEEP_CHARS) stderr = stderr.slice(stderr.indexOf('\n', stderr.length - LOG_KEEP_CHARS) + 1);
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -83,6 +89,7 @@ export async function startHaproxy(backendPorts: number[], timeoutMs = 15_000): 
     url,
     port,
     child,
+    log: () => stderr.split('\n').filter((l) => l !== ''),
     serverUp: async (index, upTimeoutMs = 30_000) => {
       const until = Date.now() + upTimeoutMs;
       for (;;) {
@@ -101,13 +108,20 @@ export async function startHaproxy(backendPorts: number[], timeoutMs = 15_000): 
   };
 }
 
+/** How much of HAProxy's log a test keeps (the newest lines). */
+const LOG_KEEP_CHARS = 1_000_000;
+
 /** The config the test generates: the same settings as deploy/haproxy/haproxy.cfg, on loopback. */
 export function haproxyConfig(port: number, backendPorts: number[], statsPort?: number): string {
   return [
     'global',
     '  maxconn 4000',
+    // The test's own addition: a line per request on stderr, for a failing case to show.
+    '  log stderr format raw local0 info',
     'defaults',
     '  mode http',
+    '  log global',
+    '  option httplog',
     '  timeout connect 2s',
     '  timeout client 120s',
     '  timeout server 120s',

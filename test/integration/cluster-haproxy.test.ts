@@ -226,7 +226,7 @@ function faults(): void {
           await once(who);
           done[kind]++;
         } catch (err) {
-          failures.push(`${who}: ${String(err)}`);
+          failures.push(`${who} at ${new Date().toISOString()}: ${withCause(err)}`);
         }
       }
     };
@@ -269,7 +269,7 @@ function faults(): void {
       stop = true;
       await Promise.all(load);
     }
-    expect(failures).toEqual([]);
+    expect(failures, `HAProxy's abnormal terminations:\n${abnormal(lb!.log()).join('\n')}`).toEqual([]);
     expect(done.modern).toBeGreaterThan(3);
     expect(done.legacy).toBeGreaterThan(3);
     expect(done.mrtr).toBeGreaterThan(0);
@@ -297,3 +297,14 @@ describe('three replicas behind HAProxy round robin, in front of one legacy Stre
   retriesCross();
   mixedLoad();
 });
+
+/** An error and what caused it: "fetch failed" alone does not say which socket broke, or how. */
+function withCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string } } | undefined)?.cause;
+  return cause === undefined ? String(err) : `${String(err)} (cause: ${String(cause)}${cause.code ? `, ${cause.code}` : ''})`;
+}
+
+/** HAProxy log lines (httplog) whose termination state is not the normal "--": a side that broke a connection. */
+function abnormal(log: string[]): string[] {
+  return log.filter((l) => / (?!--)[A-Za-z-]{4} \d+\/\d+\/\d+\/\d+\/\+?\d+ /.test(l)).slice(-60);
+}
