@@ -304,7 +304,13 @@ function withCause(err: unknown): string {
   return cause === undefined ? String(err) : `${String(err)} (cause: ${String(cause)}${cause.code ? `, ${cause.code}` : ''})`;
 }
 
-/** HAProxy log lines (httplog) whose termination state is not the normal "--": a side that broke a connection. */
+/**
+ * HAProxy log lines (httplog) whose termination state is not the normal "--": a side that broke a
+ * connection. Two kinds are left out as routine: CR on "<BADREQ>" (a client's idle keep-alive
+ * connection closed with no request) and CD on a GET (a client gone from its SSE stream, which HAProxy
+ * notices at the next heartbeat).
+ */
 function abnormal(log: string[]): string[] {
-  return log.filter((l) => / (?!--)[A-Za-z-]{4} \d+\/\d+\/\d+\/\d+\/\+?\d+ /.test(l)).slice(-60);
+  const routine = (l: string) => (/ CR-- /.test(l) && l.includes('"<BADREQ>"')) || (/ CD-- /.test(l) && l.includes('"GET '));
+  return log.filter((l) => / (?!--)[A-Za-z-]{4} \d+\/\d+\/\d+\/\d+\/\+?\d+ /.test(l) && !routine(l)).slice(-60);
 }
