@@ -25,3 +25,12 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** SIGKILL, if the process is still there. */
+export function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}

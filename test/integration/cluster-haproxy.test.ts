@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterKeys } from '../../src/cluster/cluster-keys.js';
 import { replicaPorts, startHaproxy, startReplica, TEST_CLUSTER_SECRET, type Replica, type RunningHaproxy } from '../helpers/cluster.js';
 import { openRawLegacySession, readMessages } from '../helpers/faults.js';
+import { childPidsOf, killQuietly } from '../helpers/proc.js';
 import { EVERYTHING_STDIO_COMMAND, startEverything, type RunningServer } from '../helpers/processes.js';
 
 /**
@@ -180,8 +181,11 @@ function faults(): void {
       expect(parked.reduce((a, b) => a + b, 0)).toBe(n);
       victim = parked.indexOf(Math.max(...parked));
       const exited = new Promise((r) => replicas[victim].cli.child.once('exit', r));
+      // A SIGKILLed bridge cannot stop its server-everything children, which outlive a closed stdin: the test does.
+      const orphans = childPidsOf(replicas[victim].cli.child.pid!);
       replicas[victim].cli.child.kill('SIGKILL');
       await exited;
+      for (const pid of orphans) killQuietly(pid);
     } finally {
       // Whatever failed above, no call stays parked into the next case.
       open();
