@@ -35,6 +35,11 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** A URL as text with any `user:password@` part masked: what an error message may quote back. */
+export function maskUrlCredentials(url: string): string {
+  return url.replace(/\/\/[^/?#@\s]*@/g, `//${REDACTED}@`);
+}
+
 /**
  * Replaces every occurrence of a configured secret (an upstream `--header`
  * value, the auth token) in a serialized line, whatever field or message it

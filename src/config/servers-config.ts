@@ -4,6 +4,7 @@ import type { CliFlags } from '../daemon/config-from-flags.js';
 import type { UpstreamTarget } from '../daemon/options.js';
 import { EPOCHS, type Epoch } from '../epochs/versions.js';
 import { BridgeError } from '../errors.js';
+import { maskUrlCredentials } from '../log.js';
 import { canonicalJson } from '../links/canonical-json.js';
 import { JsonPlace, placeOf } from './json-place.js';
 import { BRIDGE_KEYS } from './bridge-keys.js';
@@ -110,7 +111,7 @@ function serverFrom(p: JsonPlace, name: string, node: Node, file: string): Serve
     if (declared === 'stdio') throw p.fail(v.url, `${where} declares "stdio" but gives "url"`);
     for (const k of ['args', 'env', 'cwd'] as const) if (v[k]) throw p.fail(v[k], `"${k}" applies to a "command" server`);
     const url = p.string(v.url, `${where}.url`);
-    if (!/^(https?|wss?):\/\//i.test(url) || !URL.canParse(url)) throw p.fail(v.url, `${where}.url must be an absolute http(s):// or ws(s):// URL (got '${url}')`);
+    if (!/^(https?|wss?):\/\//i.test(url) || !URL.canParse(url)) throw p.fail(v.url, `${where}.url must be an absolute http(s):// or ws(s):// URL (got '${maskUrlCredentials(url)}')`);
     const headers = v.headers ? p.stringMap(v.headers, `${where}.headers`) : {};
     for (const [h, value] of Object.entries(headers)) {
       if (!HEADER_NAME.test(h)) throw p.fail(v.headers, `${where}.headers: '${h}' is not a header name`);

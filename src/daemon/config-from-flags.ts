@@ -4,7 +4,7 @@ import { isValidAuthToken } from '../faces/auth.js';
 import { isLoopbackHost, parseHostHeader } from '../faces/host-check.js';
 import { clientAuthFromFlags, type ClientAuthFlags } from '../identity/client-auth-config.js';
 import { oauthConfigFrom, type OAuthFlags } from '../links/oauth/oauth-config.js';
-import { createLogger, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
+import { createLogger, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, maskUrlCredentials, type LogFormat, type LogLevel } from '../log.js';
 import { clusterFrom } from './cluster-from-flags.js';
 import { bundledReferenceServer } from './bundled-server.js';
 import { DEFAULT_OPTIONS, type BridgeOptions, type UpstreamTarget } from './options.js';
@@ -218,7 +218,7 @@ export function upstreamFrom(flags: Pick<CliFlags, 'upstream' | 'header'>, comma
     try {
       url = new URL(flags.upstream);
     } catch {
-      throw usage(`--upstream must be an absolute URL such as http://127.0.0.1:3001/mcp (got '${flags.upstream}')`);
+      throw usage(`--upstream must be an absolute URL such as http://127.0.0.1:3001/mcp (got '${maskUrlCredentials(flags.upstream)}')`);
     }
     if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) {
       throw usage(`--upstream must be an http(s):// or ws(s):// URL (got '${url.protocol}')`);

@@ -60,6 +60,11 @@ describe('upstreamFrom', () => {
   it.each(['not a url', 'ftp://host/x', '/relative'])('rejects upstream %j', (raw) => {
     expect(usageError(() => upstreamFrom({ upstream: raw }, []))).toMatch(/--upstream must be/);
   });
+  it('does not quote back the credentials of an --upstream it refuses', () => {
+    const message = usageError(() => upstreamFrom({ upstream: 'http//alice:s3cret@host/mcp' }, []));
+    expect(message).toMatch(/got 'http\/\/\[redacted\]@host\/mcp'/);
+    expect(message).not.toContain('s3cret');
+  });
   it('refuses --header without a URL upstream', () => {
     expect(usageError(() => upstreamFrom({ header: ['A: 1'] }, ['node']))).toMatch(/--header applies to an --upstream URL/);
   });

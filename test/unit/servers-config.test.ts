@@ -65,6 +65,7 @@ describe('parseServersConfig: the desktop-client format', () => {
     ['type and transport disagree', '{"mcpServers": {"a": {"type": "sse", "transport": "http", "url": "http://h/"}}}', /disagree/],
     ['args not strings', '{"mcpServers": {"a": {"command": "x", "args": [1]}}}', /mcpServers\.a\.args\[0\] must be a string/],
     ['a relative url', '{"mcpServers": {"a": {"url": "/mcp"}}}', /absolute http/],
+    ['a bad url, its credentials masked in the message', '{"mcpServers": {"a": {"url": "ftp://alice:s3cret@h/"}}}', /absolute http.*\(got 'ftp:\/\/\[redacted\]@h\/'\)$/],
     ['a header value with a newline', '{"mcpServers": {"a": {"url": "http://h/", "headers": {"X": "a\\nb"}}}}', /must not contain CR, LF or NUL/],
     ['pool below 1', '{"mcpServers": {"a": {"command": "x", "pool": 0}}}', /pool must be a whole number ≥ 1/],
     ['a bad epoch', '{"mcpServers": {"a": {"command": "x", "epoch": "2025"}}}', /epoch must be auto/],
