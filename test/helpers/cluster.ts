@@ -126,6 +126,7 @@ export function haproxyConfig(port: number, backendPorts: number[], statsPort?: 
     '  timeout client 120s',
     '  timeout server 120s',
     '  timeout http-request 10s',
+    '  timeout http-keep-alive 10s',
     // A loaded machine answers a check late now and then: that is not a replica gone.
     '  timeout check 2s',
     '  retries 3',
@@ -137,6 +138,9 @@ export function haproxyConfig(port: number, backendPorts: number[], statsPort?: 
     '  default_backend bridges',
     'backend bridges',
     '  balance roundrobin',
+    // Without this a client believes the replica's `Keep-Alive: timeout=65` and reuses a connection
+    // HAProxy closed at 10 s idle: its POST fails with "fetch failed" (seen in CI, under load).
+    '  http-response del-header keep-alive',
     '  option httpchk GET /healthz',
     '  http-check expect status 200',
     '  default-server inter 300ms fall 2 rise 2',

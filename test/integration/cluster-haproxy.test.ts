@@ -219,6 +219,16 @@ function faults(): void {
     replicas[victim] = await startReplica(ports[victim], ports, upstream, REPLICA_ARGS);
   }, 90_000);
 
+  it("HAProxy's answers carry no replica Keep-Alive hint: a client keeps its own idle limit, under HAProxy's", async () => {
+    // A replica tells its direct clients `Keep-Alive: timeout=65`; through HAProxy, which closes an idle
+    // client connection at 10 s, a client believing that reuses a closed connection and its POST fails.
+    const direct = await fetch(`${replicas[0].url}/healthz`);
+    expect(direct.headers.get('keep-alive')).toBe('timeout=65');
+    const viaLb = await fetch(`${lb!.url}/healthz`);
+    expect(viaLb.status).toBe(200);
+    expect(viaLb.headers.get('keep-alive')).toBeNull();
+  });
+
   it('a rolling restart of all three under load fails no new call', async () => {
     let stop = false;
     const failures: string[] = [];
