@@ -6,6 +6,7 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { stringifyJsonRpc } from '../jsonrpc/id-codec.js';
 import { errorResponse } from '../jsonrpc/messages.js';
 import { inboundText } from '../jsonrpc/verbatim.js';
+import { sweptAgent } from '../links/upstream-http.js';
 import type { Logger } from '../log.js';
 import { ClusterKeys } from './cluster-keys.js';
 import { AUTH_HEADER, DRAINING_HEADER, INTERNAL_PREFIX, MODE_HEADER, forwardRequest, type ForwardMode } from './forward-client.js';
@@ -53,7 +54,9 @@ export class ClusterRouter {
   readonly #log: Logger;
   readonly #states: RequestStateCodec;
   readonly #forwarded = new WeakSet<IncomingMessage>();
-  readonly #agent = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // Idle sockets to a peer close after 3–4 s, well before the peer's own 65 s keep-alive: a forward sent on a
+  // socket the peer is closing would fail and read as the owner gone.
+  readonly #agent = { http: sweptAgent(http), https: sweptAgent(https) };
   readonly #connectTimeoutMs: number;
   readonly #responseTimeoutMs: number;
   #draining = false;

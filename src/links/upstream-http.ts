@@ -33,10 +33,17 @@ type PooledSocket = Socket & { [FREED_AT]?: number };
  * one number per call and one timer per agent, and a live exchange (a quiet
  * listen stream) has no idle limit at all.
  */
-function agentFor(mod: typeof http | typeof https): http.Agent {
+export function sweptAgent(mod: typeof https): https.Agent;
+export function sweptAgent(mod: typeof http): http.Agent;
+export function sweptAgent(mod: typeof http | typeof https): http.Agent {
   const agent = new mod.Agent({ keepAlive: true, scheduling: 'lifo' });
   agent.on('free', (socket: PooledSocket) => void (socket[FREED_AT] = performance.now()));
-  setInterval(() => closeIdle(agent), SWEEP_MS).unref();
+  const sweep = setInterval(() => closeIdle(agent), SWEEP_MS).unref();
+  const destroy = agent.destroy.bind(agent);
+  agent.destroy = () => {
+    clearInterval(sweep);
+    destroy();
+  };
   return agent;
 }
 
@@ -48,7 +55,7 @@ function closeIdle(agent: http.Agent): void {
   }
 }
 
-const agents = { 'http:': agentFor(http), 'https:': agentFor(https) };
+const agents = { 'http:': sweptAgent(http), 'https:': sweptAgent(https) };
 
 /** One request. Header names are lower case; `content-length` is added here (to a copy). */
 export interface UpstreamRequest {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exchange, readWhole, UpstreamTarget } from '../../src/links/upstream-http.js';
+import { exchange, readWhole, sweptAgent, UpstreamTarget } from '../../src/links/upstream-http.js';
 
 /** The upstream client's request head (headers sent as a list, issue 17) and its idle-socket sweep, against a real node:http server. */
 
@@ -91,5 +91,27 @@ describe('upstream-http', () => {
     });
     // The sweep runs each second and closes sockets idle for 3 s or more: under the 5 s a node server keeps one.
     expect(performance.now() - freed).toBeGreaterThanOrEqual(2_900);
+  }, 10_000);
+
+  it("an agent of its own (the cluster forward client's) sweeps its idle sockets the same way, until destroyed", async () => {
+    const { port, seen } = await serve();
+    const agent = sweptAgent(http);
+    const get = () =>
+      new Promise<void>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: '/', agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
+      });
+    await get();
+    await get();
+    expect(seen[1].socket).toBe(seen[0].socket);
+    const freed = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the idle socket was not closed within 6 s')), 6_000);
+      seen[0].socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    expect(performance.now() - freed).toBeGreaterThanOrEqual(2_900);
+    agent.destroy();
   }, 10_000);
 });
