@@ -100,7 +100,7 @@ export function configFromFlags(flags: CliFlags, command: string[], env: NodeJS.
   for (const h of flags.allowHost ?? []) {
     if (h !== '*' && parseHostHeader(h) === undefined) throw usage(`--allow-host must be a host name, name:port or * (got '${h}')`);
   }
-  const oauth = oauthFor(flags, env, upstream);
+  const oauth = oauthFor(flags, env, upstream, clientAuth?.mode === 'pass-through');
   return {
     ...DEFAULT_OPTIONS,
     upstream,
@@ -194,12 +194,15 @@ function secretsOf(upstream: UpstreamTarget, authToken: string | undefined, requ
  * OAuth applies to a URL upstream (issue 12) unless a static `--header Authorization` says what to send;
  * `--oauth-*` flags for an upstream that cannot use them are refused.
  */
-function oauthFor(flags: CliFlags, env: NodeJS.ProcessEnv, upstream: UpstreamTarget): BridgeOptions['oauth'] {
+function oauthFor(flags: CliFlags, env: NodeJS.ProcessEnv, upstream: UpstreamTarget, passThrough: boolean): BridgeOptions['oauth'] {
   const given = Object.entries(flags).some(([k, v]) => k.startsWith('oauth') && v !== undefined);
   if (upstream.kind !== 'url') {
     if (given) throw usage('--oauth-* flags apply to an --upstream URL; a command upstream is not authorized with OAuth');
     return undefined;
   }
+  // Each client's own token goes upstream (--oauth-* with it is refused in client-auth-config.ts): a refused
+  // one must reach that client as a 401, never start the bridge's own flow and go again under its identity.
+  if (passThrough) return undefined;
   if (Object.keys(upstream.headers).some((h) => h.toLowerCase() === 'authorization')) {
     if (given) throw usage("--header 'Authorization: …' and --oauth-* both say how to authorize: keep one");
     return undefined;

@@ -225,6 +225,22 @@ describe('--auth pass-through', () => {
     }
   });
 
+  it('with no credential of its own for the start-up probe, the bridge runs no OAuth flow of its own: it exits 1 at once, saying what to pass', async () => {
+    // No --header Authorization: a URL upstream gets the bridge's default OAuth, which pass-through must not have
+    // (it waited for a browser here, and a client's refused token would have started the bridge's flow and been
+    // sent again under the bridge's identity).
+    const guard = await guardUpstream(modernServer.url, as.issuer, () => []);
+    try {
+      const run = await runCli(['--log-level', 'info', '--auth', 'pass-through', '--upstream', guard.url], 15_000);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/answered HTTP 401 .* it needs credentials \(pass them with --header 'Authorization: …'\)/);
+      expect(run.stderr).not.toMatch(/oauth|authoriz(e|ation) (url|flow)|browser/i);
+      expect(guard.admitted).toEqual([]);
+    } finally {
+      await guard.close();
+    }
+  });
+
   it('refuses --auth pass-through in front of a command upstream (exit 2)', async () => {
     const a = await runCli(['--auth', 'pass-through', '--', process.execPath, '-e', '0']);
     expect(a.code).toBe(2);
