@@ -21,7 +21,7 @@ import { rowWrapStdio } from './rows/wrap-stdio.mjs';
 /** Time per cell. full: about 8 minutes in all on 2 cores; quick: about 2 minutes. */
 // Warm-up goes on in settle slices (at most maxSettleSlices) while a target still spawns or boots children.
 const PLANS = {
-  full: { warmupMs: 1_000, measureMs: 4_500, rounds: 3, maxCalls: 100_000, settleSliceMs: 400, maxSettleSlices: 20 },
+  full: { warmupMs: 1_000, coldWarmupMs: 6_000, measureMs: 4_500, rounds: 3, maxCalls: 100_000, settleSliceMs: 400, maxSettleSlices: 20 },
   quick: { warmupMs: 200, measureMs: 800, rounds: 2, maxCalls: 50_000, settleSliceMs: 200, maxSettleSlices: 10 },
 };
 /** quick checks the harness: c=64 (64 supergateway children, one slow cold start per stateless call) is left to the full run. */

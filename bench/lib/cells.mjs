@@ -11,14 +11,16 @@ const processCount = (roots) => roots.reduce((n, r) => n + treePids(r).length, 0
  * changing and its CPU per call has stopped falling (children a pool spawns
  * for this concurrency boot before the clock starts), within a bound.
  */
-async function warmUp(x, plan) {
+async function warmUp(x, plan, cold) {
   const slice = async (durationMs) => {
     const stats = new CellStats(1);
     await runSlice({ senders: x.w.senders, durationMs, maxCalls: plan.maxCalls, stats, cpu: () => cpuOf(x.t.roots()) });
     return stats.calls > 0 ? stats.cpuS / stats.calls : Infinity;
   };
   let count = processCount(x.t.roots());
-  let perCall = await slice(plan.warmupMs);
+  // A fresh process compiles its hot paths for seconds (V8's compiler threads count in its CPU): the first
+  // concurrency of a target gets the longer warm-up, so its cell measures calls, not the JIT.
+  let perCall = await slice(cold ? plan.coldWarmupMs ?? plan.warmupMs : plan.warmupMs);
   for (let i = 0; i < plan.maxSettleSlices; i++) {
     const nowCount = processCount(x.t.roots());
     const nowPerCall = await slice(plan.settleSliceMs);
@@ -48,7 +50,7 @@ export async function measureRow({ row, targets, concurrencies, plan, log }) {
       }
     }
     try {
-      for (const x of live) if (x.t.warmup !== false) await warmUp(x, plan);
+      for (const x of live) if (x.t.warmup !== false) await warmUp(x, plan, c === concurrencies[0]);
       for (let r = 0; r < plan.rounds; r++) {
         // Rotate the order each round: no target always runs right after another's burst.
         for (let k = 0; k < live.length; k++) {

@@ -148,7 +148,7 @@ function loadTable(rows) {
 /** The markdown page: context, one table per row, the verdicts. */
 export function markdown({ meta, cells, targets }) {
   const out = [`# mcp-bridge bench (${meta.mode} run)`, '', `${meta.date} · ${meta.cpu} · ${meta.cores} cores · Node ${meta.node} · load average at start ${meta.loadavg} · ${meta.seconds.toFixed(0)} s`, ''];
-  out.push(`Load: ${meta.plan.warmupMs} ms warm-up (longer while a target still spawns or boots children), then ${meta.plan.measureMs} ms per cell in ${meta.plan.rounds} alternating rounds; undici ${meta.tools.undici}, one keep-alive connection per worker (c = workers). CPU is utime+stime of the process tree under test (children included, reaped ones through cutime/cstime) over the measured time, divided by the calls completed.`, '');
+  out.push(`Load: ${meta.plan.coldWarmupMs ?? meta.plan.warmupMs} ms warm-up at a target's first concurrency (a fresh process still compiling) and ${meta.plan.warmupMs} ms at the others (longer while a target still spawns or boots children), then ${meta.plan.measureMs} ms per cell in ${meta.plan.rounds} alternating rounds; undici ${meta.tools.undici}, one keep-alive connection per worker (c = workers). CPU is utime+stime of the process tree under test (children included, reaped ones through cutime/cstime) over the measured time, divided by the calls completed.`, '');
   for (const row of [1, 2, 3, 5, 6, 7]) {
     const rows = load(cells, row);
     const failed = cells.find((x) => x.row === row && x.kind === 'row-failed');
