@@ -132,6 +132,8 @@ export class ServerUnit implements ServerRoute {
   async stop(graceMs: number, hurry?: AbortSignal): Promise<void> {
     if (this.current === 'stopped') return;
     this.stopping.abort();
+    // A flow waiting for a browser ends now: its callback port is free for whatever takes this server's place.
+    await this.auth?.close();
     const wired = this.wired;
     this.current = 'draining';
     if (wired) {

@@ -17,7 +17,7 @@ import { DEFAULT_OAUTH } from '../../src/links/oauth/oauth-config.js';
 import { createLogger } from '../../src/log.js';
 import { CLI_ENTRY, runCli } from '../helpers/cli.js';
 import { startConfigBridge, type ConfigBridge } from '../helpers/config-bridge.js';
-import { waitUntil } from '../helpers/faults.js';
+import { freePort, waitUntil } from '../helpers/faults.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
 import { startAuthServer, startProtectedServer, type AuthServer, type ProtectedServer } from '../helpers/oauth-upstream.js';
 import { CLIENT_SECRET, TOOLS_SCOPE, startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
@@ -271,6 +271,51 @@ describe('an embedded bridge (createBridgeHandler) with per-server OAuth', { tim
 });
 
 describe('stopping while a server waits for its browser', { timeout: 60_000 }, () => {
+  it('a client the authorization server refuses (invalid_client): the hint names the keys of the server\'s "oauth", not --oauth-* flags', async () => {
+    const badDir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-servers-oauth-bad-'));
+    const badFile = path.join(badDir, 'servers.json');
+    writeFileSync(badFile, JSON.stringify({ mcpServers: { bad: { type: 'http', url: ccServer.url, oauth: { grant: 'client_credentials', clientId: 'alice-svc', clientSecret: 'not-the-secret' } } }, bridge: { logLevel: 'warn', oauthDir: badDir } }));
+    const daemon = await startConfigBridge(badFile);
+    try {
+      const failed = await waitUntil('bad failed', async () => (await daemon.servers()).find((s) => s.name === 'bad' && s.state === 'failed'), 20_000);
+      expect(failed.error).toMatch(/\(invalid_client\).*check "clientId" and "clientSecret" in this server's "oauth"/);
+      expect(failed.error).not.toContain('--oauth-client');
+      expect(daemon.stderr()).not.toContain('not-the-secret');
+    } finally {
+      await daemon.close();
+      rmSync(badDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a server removed by SIGHUP while its flow waits for the browser: the flow ends, its callback port is free at once, and no failure is counted', async () => {
+    const waiting = await startProtectedServer(as);
+    const port = await freePort();
+    const waitDir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-servers-oauth-hup-'));
+    const waitFile = path.join(waitDir, 'servers.json');
+    const write = (servers: Record<string, unknown>) => writeFileSync(waitFile, JSON.stringify({ mcpServers: servers, bridge: { logLevel: 'info', oauthDir: waitDir } }));
+    write({ slow: { type: 'http', url: waiting.url, oauth: { noBrowser: true, callbackPort: port } }, plain: { type: 'http', url: plain.url } });
+    const daemon = await startConfigBridge(waitFile);
+    try {
+      await waitUntil('the authorization URL printed', () => /open this URL in a browser/.test(daemon.stderr()), 20_000);
+      write({ plain: { type: 'http', url: plain.url } });
+      expect(await daemon.reload()).toMatch(/reloaded/);
+      await waitUntil('slow gone from /servers', async () => !(await daemon.servers()).some((s) => s.name === 'slow'), 10_000);
+      // The flow would hold the port for its whole --oauth-timeout (300 s): bind it ourselves, now.
+      const taken = http.createServer();
+      await waitUntil('the callback port free', () => new Promise<boolean>((resolve) => {
+        taken.once('error', () => resolve(false));
+        taken.listen(port, '127.0.0.1', () => resolve(true));
+      }), 5_000);
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+      const samples = parsePrometheus(await (await fetch(`${daemon.url}/metrics`)).text());
+      expect(sum(samples, FAILURES, { server: 'slow' })).toBe(0);
+    } finally {
+      await daemon.close();
+      await waiting.close();
+      rmSync(waitDir, { recursive: true, force: true });
+    }
+  });
+
   it('SIGTERM ends the daemon with exit 0 at once, though the flow would wait for minutes more', async () => {
     const waiting = await startProtectedServer(as);
     const waitDir = mkdtempSync(path.join(tmpdir(), 'mcp-bridge-servers-oauth-wait-'));

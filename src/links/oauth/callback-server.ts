@@ -80,7 +80,9 @@ export class CallbackServer {
     });
   }
 
+  /** Stops listening; a flow still waiting for the browser ends at once with "stopped". */
   close(): Promise<void> {
+    this.waiting?.reject(new BridgeError('BRIDGE_ERR_AUTH', 'the OAuth flow was stopped before the browser came back (the server was removed or the bridge is stopping)'));
     return new Promise((resolve) => {
       this.server.closeAllConnections();
       this.server.close(() => resolve());

@@ -64,6 +64,9 @@ export class UpstreamOAuth implements UpstreamAuth {
   private resourceMetadataUrl: URL | undefined;
   /** Only a flow with a callback listening may send the user to the browser (a refresh that fell through may not). */
   private browserAllowed = false;
+  /** The loopback callback of the flow waiting for a browser, if any: close() frees its port. */
+  private callback: CallbackServer | undefined;
+  private closed = false;
 
   constructor(
     readonly upstream: string,
@@ -144,7 +147,8 @@ export class UpstreamOAuth implements UpstreamAuth {
     if (this.flow) return this.flow;
     const flow = this.locked(req)
       .catch((err: unknown) => {
-        this.observer?.failed(failureReason(err));
+        // A flow ended by close() did not fail: its server went away.
+        if (!this.closed) this.observer?.failed(failureReason(err));
         throw err;
       })
       .finally(() => {
@@ -176,7 +180,9 @@ export class UpstreamOAuth implements UpstreamAuth {
   private async authorize(req: FlowRequest): Promise<void> {
     const { auth, computeScopeUnion, isStrictScopeSuperset } = await clientSdk();
     const interactive = this.cfg.grant === 'authorization_code';
+    if (this.closed) throw new BridgeError('BRIDGE_ERR_AUTH', 'the OAuth flow was stopped (the server was removed or the bridge is stopping)');
     const callback = interactive && !req.refreshOnly ? await CallbackServer.listen(this.cfg.callbackPort ?? derivedCallbackPort(this.upstream), this.cfg.callbackPort === undefined) : undefined;
+    this.callback = callback;
     this.browserAllowed = callback !== undefined;
     // A refresh needs no callback, but the provider must name the redirect URI the registration was made for.
     this.provider.redirectTarget = callback?.redirectUrl ?? (interactive ? `http://127.0.0.1:${this.cfg.callbackPort ?? derivedCallbackPort(this.upstream)}/oauth/callback` : undefined);
@@ -206,8 +212,18 @@ export class UpstreamOAuth implements UpstreamAuth {
       throw this.failure(err);
     } finally {
       await this.provider.invalidateCredentials('verifier');
+      if (this.callback === callback) this.callback = undefined;
       await callback?.close();
     }
+  }
+
+  /**
+   * No more flows: one waiting for a browser ends now and its callback port is
+   * free again (a config server removed by SIGHUP, a daemon stopping). Tokens stay stored.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.callback?.close();
   }
 
   /**
@@ -238,11 +254,13 @@ export class UpstreamOAuth implements UpstreamAuth {
     const oauthCode = typeof code === 'string' && /^[a-z_]+$/.test(code) ? code : undefined;
     let text = err instanceof Error ? err.message : String(err);
     if (this.cfg.clientSecret) text = text.split(this.cfg.clientSecret).join('[redacted]');
+    // A config file's server (commandTarget set) is given its client and scope in its "oauth" object, not by flags.
+    const inConfig = this.cfg.commandTarget !== undefined;
     const hint =
       oauthCode === 'invalid_client' || oauthCode === 'unauthorized_client'
-        ? 'check --oauth-client-id and --oauth-client-secret'
+        ? inConfig ? 'check "clientId" and "clientSecret" in this server\'s "oauth"' : 'check --oauth-client-id and --oauth-client-secret'
         : oauthCode === 'invalid_scope'
-          ? 'check --oauth-scope'
+          ? inConfig ? 'check "scope" in this server\'s "oauth"' : 'check --oauth-scope'
           : `run mcp-bridge login ${this.cfg.commandTarget ?? this.upstream} (mcp-bridge logout ${this.cfg.commandTarget ?? this.upstream} starts afresh)`;
     return new BridgeError('BRIDGE_ERR_AUTH', `OAuth toward ${this.serverUrl.origin} failed${oauthCode ? ` (${oauthCode})` : ''}: ${text}; ${hint}`, { cause: err });
   }
