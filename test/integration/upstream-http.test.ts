@@ -82,13 +82,7 @@ describe('upstream-http', () => {
     await send(target, {});
     expect(seen[1].socket).toBe(seen[0].socket);
     const freed = performance.now();
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the idle socket was not closed within 6 s')), 6_000);
-      seen[0].socket.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await closedWithin(seen[0].socket, 6_000);
     // The sweep runs each second and closes sockets idle for 3 s or more: under the 5 s a node server keeps one.
     expect(performance.now() - freed).toBeGreaterThanOrEqual(2_900);
   }, 10_000);
@@ -104,14 +98,19 @@ describe('upstream-http', () => {
     await get();
     expect(seen[1].socket).toBe(seen[0].socket);
     const freed = performance.now();
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the idle socket was not closed within 6 s')), 6_000);
-      seen[0].socket.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await closedWithin(seen[0].socket, 6_000);
     expect(performance.now() - freed).toBeGreaterThanOrEqual(2_900);
     agent.destroy();
   }, 10_000);
 });
+
+/** Resolves once `socket` closes; rejects after `ms`. */
+function closedWithin(socket: Socket, ms: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the idle socket was not closed within ${ms} ms`)), ms);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
