@@ -18,7 +18,7 @@ import { rowFloor, rowModernToLegacy, rowRelay } from './rows/relay-rows.mjs';
 import { rowScale } from './rows/scale.mjs';
 import { rowWrapStdio } from './rows/wrap-stdio.mjs';
 
-/** Time per cell. full: about 8 minutes in all on 2 cores; quick: about 2 minutes. */
+/** Time per cell. full: about 10 minutes in all on 2 cores; quick: about 2 minutes. */
 // Warm-up goes on in settle slices (at most maxSettleSlices) while a target still spawns or boots children.
 const PLANS = {
   full: { warmupMs: 1_000, coldWarmupMs: 6_000, measureMs: 4_500, rounds: 3, maxCalls: 100_000, settleSliceMs: 400, maxSettleSlices: 20 },
