@@ -96,10 +96,17 @@ describe('ModernStdioLink against the modern fixture over stdio', () => {
     expect(updated.params).toMatchObject({ uri: 'test://counter', _meta: { 'io.modelcontextprotocol/subscriptionId': 42 } });
     controller.abort();
     expect(await listening).toMatchObject({ error: { message: expect.stringMatching(/cancelled/) } });
-    // Once ended, nothing more reaches the listen's handlers.
+    // Once ended, nothing more reaches the listen's handlers. A second listen, opened after it, stands for
+    // "the bump's notifications have all been delivered": the child fans each one out to its listens in order.
     const before = seen.length;
+    const later: JSONRPCNotification[] = [];
+    void link.call(
+      { id: 43, method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { resourceSubscriptions: ['test://counter'] } } },
+      { onNotification: (n) => later.push(n) },
+    );
+    await waitFor(() => later.find((n) => n.method === 'notifications/subscriptions/acknowledged'), 5_000, 'the second listen acknowledged');
     await link.call(tool('bump'));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => later.find((n) => n.method === 'notifications/resources/updated'), 5_000, 'resources/updated on the second listen');
     expect(seen.length).toBe(before);
   });
 
