@@ -10,6 +10,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, expect, it } from 'vitest';
+import { waitFor } from './wait-for.js';
 
 /**
  * A real SDK v1 client in front of the modern-only fixture through mcp-bridge,
@@ -18,19 +19,6 @@ import { beforeAll, expect, it } from 'vitest';
  */
 
 type Obj = Record<string, unknown>;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `pred` every 20 ms until it returns something other than undefined, for at most `ms`. */
-async function waitFor<T>(pred: () => T | undefined | Promise<T | undefined>, ms = 8_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await pred();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
 
 /** The text of a tool result's first content block. */
 export const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]?.text;
@@ -144,14 +132,14 @@ export function v1FeatureTests(get: () => V1Connected, opts: V1FeatureOptions): 
   it('a tool that changes the tool list: the client receives tools/list_changed', async () => {
     const before = seen.toolsChanged;
     await client.callTool({ name: 'add-tool', arguments: { name: `added-${tag.replace(/\W/g, '')}` } });
-    await waitFor(() => (seen.toolsChanged > before ? true : undefined));
+    await waitFor(() => (seen.toolsChanged > before ? true : undefined), 8_000, 'tools/list_changed');
   });
 
   it('resources/subscribe: resources/updated arrives after bump', async () => {
     await client.subscribeResource({ uri: 'test://counter' });
     const before = seen.updated.length;
     await client.callTool({ name: 'bump', arguments: {} });
-    expect(await waitFor(() => seen.updated[before])).toBe('test://counter');
+    expect(await waitFor(() => seen.updated[before], 8_000, 'resources/updated')).toBe('test://counter');
     await client.unsubscribeResource({ uri: 'test://counter' });
   });
 
@@ -159,20 +147,24 @@ export function v1FeatureTests(get: () => V1Connected, opts: V1FeatureOptions): 
     await client.setLoggingLevel('warning');
     await client.callTool({ name: 'log', arguments: { level: 'info', data: `quiet-${tag}` } });
     await client.callTool({ name: 'log', arguments: { level: 'error', data: `loud-${tag}` } });
-    await waitFor(() => seen.logs.find((l) => l.data === `loud-${tag}`));
+    await waitFor(() => seen.logs.find((l) => l.data === `loud-${tag}`), 8_000, 'the error-level log message');
     expect(seen.logs.find((l) => l.data === `quiet-${tag}`)).toBeUndefined();
   });
 
   it('cancellation mid-call reaches the upstream', async () => {
     const ac = new AbortController();
     const call = client.callTool({ name: 'slow', arguments: { ms: 10_000 } }, undefined, { signal: ac.signal });
-    await sleep(300);
+    // Cancel only once the upstream runs the call (a loaded machine may start it late).
+    await waitFor(async () => {
+      const r = await client.callTool({ name: 'last-cancelled', arguments: {} });
+      return ((r.structuredContent as Obj).running as number) > 0 ? true : undefined;
+    }, 8_000, 'the slow call running upstream');
     ac.abort('test cancels');
     await expect(call).rejects.toThrow();
     const cancelled = await waitFor(async () => {
       const r = await client.callTool({ name: 'last-cancelled', arguments: {} });
       return (r.structuredContent as Obj).cancelled === true ? true : undefined;
-    });
+    }, 8_000, 'the upstream seeing the call cancelled');
     expect(cancelled).toBe(true);
   });
 }

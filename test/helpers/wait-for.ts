@@ -1,13 +1,13 @@
-/** Polls `pred` every 10 ms until it returns something other than undefined; rejects after `ms`. */
-export function waitFor<T>(pred: () => T | undefined, ms = 5_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const tick = () => {
-      const v = pred();
-      if (v !== undefined) return resolve(v);
-      if (Date.now() > deadline) return reject(new Error('condition not met in time'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
+/**
+ * Polls `pred` every 10 ms until it returns (or resolves to) something other than undefined;
+ * rejects after `ms`, naming `what` did not happen when given.
+ */
+export async function waitFor<T>(pred: () => T | undefined | Promise<T | undefined>, ms = 5_000, what?: string): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await pred();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(what === undefined ? 'condition not met in time' : `not seen within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -7,6 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { CLI_ENTRY, startCli, type RunningCli } from '../helpers/cli.js';
 import { EVERYTHING_STDIO_COMMAND, stopProcess } from '../helpers/processes.js';
 import { httpRequest, OpenSse, rawWs, wsFrame, type HttpSpec, type RawResponse } from '../helpers/raw-http.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * More than a hundred malformed inputs against the built CLI in front of
@@ -492,13 +493,27 @@ describe('bad input: the stdio face of the built CLI', () => {
   /** The responses (not the server's notifications) written after `before`. */
   const responsesFrom = (before: number) => lines.slice(before).map((l) => JSON.parse(l)).filter((m) => !('method' in m));
 
+  let pings = 0;
+  /**
+   * The responses after `before`, up to the answer to a ping written now: the face handles lines in
+   * order, so by then it has said all it had to about the earlier ones (a second answer too).
+   */
+  async function responsesUntilPing(before: number): Promise<any[]> {
+    const id = `ping-${++pings}`;
+    child.stdin.write(json({ jsonrpc: '2.0', id, method: 'ping' }) + '\n');
+    const responses = await waitFor(() => {
+      const r = responsesFrom(before);
+      return r.some((m) => m.id === id) ? r : undefined;
+    }, 10_000, `the answer to ${id}`);
+    return responses.filter((m) => m.id !== id);
+  }
+
   /** Writes one line and returns the one response it gets; a second response would fail the test. */
   async function answer(line: string): Promise<any> {
     const before = lines.length;
     child.stdin.write(line + '\n');
     for (let i = 0; i < 1000 && responsesFrom(before).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 20));
-    const responses = responsesFrom(before);
+    const responses = await responsesUntilPing(before);
     expect(responses.length, `answers to ${line.slice(0, 80)}`).toBe(1);
     return responses[0];
   }
@@ -514,8 +529,7 @@ describe('bad input: the stdio face of the built CLI', () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'ping', params: { pad: 'y'.repeat(2 * STDIO_MAX_LINE) } });
     child.stdin.write(`${big}\n${json({ jsonrpc: '2.0', id: 'next', method: 'ping' })}\n`);
     for (let i = 0; i < 1000 && responsesFrom(before).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(responsesFrom(before)).toEqual([
+    expect(await responsesUntilPing(before)).toEqual([
       { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/exceeds 65536 bytes/) } },
       { jsonrpc: '2.0', id: 'next', result: {} },
     ]);

@@ -6,6 +6,7 @@ import { LegacyStdioLink } from '../../src/links/legacy-stdio-link.js';
 import { SessionPool } from '../../src/links/session-pool.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { EVERYTHING_STDIO_COMMAND } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const VERSION = '2025-06-18';
 type Params = Record<string, unknown> | undefined;
@@ -86,13 +87,6 @@ function textOf(r: JSONRPCResponse): string {
   return (resultOf(r).content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
 }
 
-async function waitFor(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
-  for (let waited = 0; !cond(); waited += 20) {
-    if (waited >= timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('legacy-to-legacy over a pool of server-everything stdio children', () => {
   let link: LegacyStdioLink;
   let pool: SessionPool;
@@ -156,7 +150,7 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
 
     // Starting the simulated updates sends one resources/updated per subscribed uri at once.
     await a.call('tools/call', { name: 'toggle-subscriber-updates', arguments: {} });
-    await waitFor(() => a.updatedUris().length >= 2 && b.updatedUris().length >= 1);
+    await waitFor(() => a.updatedUris().length >= 2 && b.updatedUris().length >= 1 || undefined, 5_000, 'resources/updated: two for a, one for b');
     expect(a.updatedUris().sort()).toEqual([X, Y]);
     expect(b.updatedUris()).toEqual([Y]);
 
@@ -166,7 +160,7 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
     b.notifications.length = 0;
     await a.call('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }); // stop
     await a.call('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }); // start: immediate updates
-    await waitFor(() => a.updatedUris().length >= 1 && b.updatedUris().length >= 1);
+    await waitFor(() => a.updatedUris().length >= 1 && b.updatedUris().length >= 1 || undefined, 5_000, 'resources/updated for a and b');
     expect(a.updatedUris()).toEqual([X]);
     expect(b.updatedUris()).toEqual([Y]);
   });
@@ -210,7 +204,7 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
     await a.call('resources/subscribe', { uri: Z });
     await a.session.close();
     // The upstream logs the unsubscribe at info; the watcher (no level set) hears everything.
-    await waitFor(() => watcher.messages().some((m) => m.includes(`Received Unsubscribe Resource request: ${Z}`)));
+    await waitFor(() => watcher.messages().some((m) => m.includes(`Received Unsubscribe Resource request: ${Z}`)) || undefined, 5_000, 'the server logging the unsubscribe');
     expect(watcher.messages().filter((m) => m.includes('Unsubscribe')).length).toBe(1);
   });
 
@@ -221,16 +215,16 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
     });
     await client.open(bridge);
     // server-everything asks for roots 350 ms after initialized, outside any call.
-    await waitFor(() => client.requests.length > 0);
+    await waitFor(() => client.requests.length > 0 || undefined, 5_000, 'the server request reaching the client');
     expect(client.requests[0]).toMatchObject({ method: 'roots/list', via: 'channel' });
-    await waitFor(() => client.messages().some((m) => m.includes('1 root(s) received')));
+    await waitFor(() => client.messages().some((m) => m.includes('1 root(s) received')) || undefined, 5_000, 'the server logging the roots it received');
   });
 
   it('a client taking a shared child that heard another client’s roots gets get-roots-list with its own roots', async () => {
     const rootsAnswer = (uri: string): Answer => async (method) => (method === 'roots/list' ? { roots: [{ uri, name: uri }] } : {});
     const a = new RecordingClient('a', { roots: { listChanged: true } }, rootsAnswer('file:///a'));
     await a.open(bridge);
-    await waitFor(() => a.requests.length > 0);
+    await waitFor(() => a.requests.length > 0 || undefined, 5_000, 'the server request reaching a');
     expect(textOf(await a.call('tools/call', { name: 'get-roots-list', arguments: {} }))).toContain('URI: file:///a');
     const b = new RecordingClient('b', { roots: { listChanged: true } }, rootsAnswer('file:///b'));
     await b.open(bridge);
@@ -248,7 +242,7 @@ describe('legacy-to-legacy over a pool of server-everything stdio children', () 
     await Promise.all([a.open(bridge), b.open(bridge)]);
     // server-everything asks for roots 350 ms after initialized, outside any call: two clients on the key,
     // so the bridge cannot tell whose it is, answers the server with an error, and asks neither.
-    await waitFor(() => logged.some((r) => r.event === 'l2l.unsolicited_request_refused'));
+    await waitFor(() => logged.some((r) => r.event === 'l2l.unsolicited_request_refused') || undefined, 5_000, 'the log record l2l.unsolicited_request_refused');
     expect(logged.filter((r) => r.event === 'l2l.unsolicited_request_refused')).toEqual([expect.objectContaining({ method: 'roots/list', candidates: 2 })]);
     expect([...a.requests, ...b.requests]).toEqual([]);
   });
@@ -314,7 +308,7 @@ describe('legacy-to-legacy with a dedicated upstream session per downstream sess
     expect(textOf(await a.call('tools/call', { name: 'trigger-elicitation-request', arguments: {} }))).toContain('declined');
     expect(a.requests.map((q) => q.method)).toEqual(['elicitation/create']);
     await a.session.close();
-    await waitFor(() => link.pids().length === 1);
+    await waitFor(() => link.pids().length === 1 || undefined, 5_000, 'one child running');
   });
 
   it('delivers the upstream session unsolicited notifications to its own client', async () => {
@@ -322,7 +316,7 @@ describe('legacy-to-legacy with a dedicated upstream session per downstream sess
     await a.open(bridge);
     await a.call('resources/subscribe', { uri: 'demo://resource/dynamic/text/9' });
     await a.call('tools/call', { name: 'toggle-subscriber-updates', arguments: {} });
-    await waitFor(() => a.updatedUris().length >= 1);
+    await waitFor(() => a.updatedUris().length >= 1 || undefined, 5_000, 'resources/updated for a');
     expect(a.updatedUris()[0]).toBe('demo://resource/dynamic/text/9');
   });
 });

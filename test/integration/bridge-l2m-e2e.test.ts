@@ -13,21 +13,10 @@ import { silentLogger } from '../../src/log.js';
 import { CLI_COMMAND, startCli, type RunningCli } from '../helpers/cli.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
 import { connectV1, rawSession, textOf, v1FeatureTests, type V1Connected } from '../helpers/v1-modern-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The SDK v1 WebSocket transport uses the global WebSocket, which Node 20 only has behind a flag.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WsWebSocket;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(pred: () => T | undefined | Promise<T | undefined>, ms = 5_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await pred();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
 
 function bridgeOptions(upstream: UpstreamTarget, over: Partial<typeof DEFAULT_OPTIONS> = {}) {
   return { ...DEFAULT_OPTIONS, upstream, logger: silentLogger, listen: { host: '127.0.0.1', port: 0 }, inputTimeoutMs: 2_000, ...over };
@@ -153,7 +142,8 @@ describe('sessions in front of a modern server', () => {
 
   it('an idle session expires: the next request gets 404', async () => {
     const sid = await rawSession(bridge.url!, '2025-06-18');
-    await sleep(900);
+    // The idle timer closing the session (the face counts none open) is the expiry itself.
+    await waitFor(() => (bridge.stats().face?.streamableHttpSessions === 0 ? true : undefined), 5_000, 'the idle session closed');
     const after = await post(`${bridge.url}/mcp`, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
     expect(after.status).toBe(404);
   });
@@ -184,7 +174,7 @@ describe('sessions in front of a modern server', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${bridge.url}/mcp`)));
     try {
       await expect(client.callTool({ name: 'ask-name', arguments: {} })).rejects.toThrow(/not answered within 500 ms/);
-      await waitFor(() => (abandoned ? true : undefined));
+      await waitFor(() => (abandoned ? true : undefined), 5_000, 'the elicitation abandoned on the client');
       expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'still here' } }))).toBe('Echo: still here');
     } finally {
       await client.close();

@@ -93,6 +93,14 @@ for (const t of transports) {
       await bridge.close();
       await up.close();
     });
+    /** Asks the fixture (a second call on the session) until it runs a `slow` call: a loaded machine may start it late. */
+    const slowRuns = async (s: Awaited<ReturnType<typeof session>>) => {
+      for (const runningBy = Date.now() + 5_000; Date.now() < runningBy; await new Promise((res) => setTimeout(res, 20))) {
+        const r = (await s.call('tools/call', { name: 'last-cancelled', arguments: {} }).response) as unknown as { result: { structuredContent: { running: number } } };
+        if (r.result.structuredContent.running > 0) return;
+      }
+      throw new Error('the slow call did not start running on the server within 5 s');
+    };
 
     it('initialize is answered from server/discover: negotiated version, serverInfo, capabilities', async () => {
       const { result } = await session('2025-06-18');
@@ -200,7 +208,9 @@ for (const t of transports) {
       expect(await s.call('resources/unsubscribe', { uri: 'test://counter' }).response).toMatchObject({ result: {} });
       const before = s.unsolicited.length;
       await s.call('tools/call', { name: 'bump', arguments: {} }).response;
-      await new Promise((r) => setTimeout(r, 200));
+      // A tools/list_changed sent after the bump comes down the same listen, behind any resources/updated.
+      await s.call('tools/call', { name: 'add-tool', arguments: { name: `added-${t.name}` } }).response;
+      await waitFor(() => s.unsolicited.slice(before).find((x) => x.method === 'notifications/tools/list_changed'), 5_000, 'tools/list_changed after the bump');
       expect(s.unsolicited.slice(before).filter((x) => x.method === 'notifications/resources/updated')).toEqual([]);
     });
 
@@ -213,7 +223,7 @@ for (const t of transports) {
     it('session close ends its calls: a request in flight is answered with an error', async () => {
       const s = await session();
       const c = s.call('tools/call', { name: 'slow', arguments: { ms: 5_000 } });
-      await new Promise((r) => setTimeout(r, 200));
+      await slowRuns(s);
       await s.session.close();
       expect(await c.response).toMatchObject({ error: { code: -32603 } });
       expect(await s.call('tools/call', { name: 'echo', arguments: { message: 'x' } }).response).toMatchObject({ error: { message: 'Session closed' } });
@@ -223,13 +233,8 @@ for (const t of transports) {
       const s = await session();
       const ac = new AbortController();
       const c = s.call('tools/call', { name: 'slow', arguments: { ms: 5_000 } }, { signal: ac.signal });
-      // Cancel only once the server runs the call (a loaded machine may start it late).
-      const runningBy = Date.now() + 5_000;
-      while (Date.now() < runningBy) {
-        const r = (await s.call('tools/call', { name: 'last-cancelled', arguments: {} }).response) as unknown as { result: { structuredContent: { running: number } } };
-        if (r.result.structuredContent.running > 0) break;
-        await new Promise((res) => setTimeout(res, 20));
-      }
+      // Cancel only once the server runs the call.
+      await slowRuns(s);
       ac.abort();
       expect(await c.response).toMatchObject({ error: { code: -32603 } });
       const deadline = Date.now() + 3_000;

@@ -216,7 +216,9 @@ describe('modern-to-legacy bridge over server-everything (stdio)', () => {
     const first = resultOf(await bridge.handle(req, context().ctx));
     const other = { ...req, id: nextId++, params: { ...(req.params as Obj), arguments: { x: 1 }, requestState: first.requestState } } as JSONRPCRequest;
     expect(errorOf(await bridge.handle(other, context().ctx))).toMatchObject({ code: -32602, data: { requestState: 'params' } });
-    await sleep(600);
+    // The bridge dropping the parked call at its TTL is the expiry.
+    expect(bridge.stats().parked).toBe(1);
+    await until(() => bridge.stats().parked === 0, 3_000);
     const late = { ...req, id: nextId++, params: { ...(req.params as Obj), inputResponses: {}, requestState: first.requestState } } as JSONRPCRequest;
     const err = errorOf(await bridge.handle(late, context().ctx));
     expect(err.code).toBe(-32602);

@@ -7,6 +7,7 @@ import type { RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { ModernHttpLink } from '../../src/links/modern-http-link.js';
 import { silentLogger } from '../../src/log.js';
 import { startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -47,13 +48,6 @@ function context(transport: 'http' | 'stdio' = 'http') {
 function resultOf(r: JSONRPCResponse): Record<string, unknown> {
   if ('error' in r) throw new Error(`unexpected error ${JSON.stringify(r.error)}`);
   return r.result as Record<string, unknown>;
-}
-
-async function waitFor(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
-  for (let waited = 0; !cond(); waited += 20) {
-    if (waited >= timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('modern-to-modern against the modern fixture over HTTP', () => {
@@ -108,11 +102,11 @@ describe('modern-to-modern against the modern fixture over HTTP', () => {
     const listenBridge = new ModernToModernBridge({ link, logger: silentLogger, callTimeoutMs: 10_000 });
     const listen = context();
     const pending = listenBridge.handle(req('subscriptions/listen', { notifications: { toolsListChanged: true } }, 'listen-1'), listen.ctx);
-    await waitFor(() => listen.notes.some((n) => n.method === 'notifications/subscriptions/acknowledged'));
+    await waitFor(() => listen.notes.some((n) => n.method === 'notifications/subscriptions/acknowledged') || undefined, 5_000, 'the listen acknowledged');
     expect(listen.notes[0].method).toBe('notifications/subscriptions/acknowledged');
 
     await bridge.handle(req('tools/call', { name: 'add-tool', arguments: { name: 'added-by-m2m' } }), context().ctx);
-    await waitFor(() => listen.notes.some((n) => n.method === 'notifications/tools/list_changed'));
+    await waitFor(() => listen.notes.some((n) => n.method === 'notifications/tools/list_changed') || undefined, 5_000, 'tools/list_changed on the listen');
     const changed = listen.notes.find((n) => n.method === 'notifications/tools/list_changed')!;
     expect((changed.params as { _meta: Record<string, unknown> })._meta['io.modelcontextprotocol/subscriptionId']).toBe('listen-1');
 
@@ -137,10 +131,10 @@ describe('modern-to-modern against the modern fixture over HTTP', () => {
   it('cancels upstream when the client aborts', async () => {
     const slow = context();
     const pending = bridge.handle(req('tools/call', { name: 'slow', arguments: { ms: 5_000 } }), slow.ctx);
-    await waitFor(() => server.state.slowRunning > 0);
+    await waitFor(() => server.state.slowRunning > 0 || undefined, 5_000, 'the slow call running on the server');
     slow.controller.abort();
     const res = await pending;
     expect('error' in res).toBe(true);
-    await waitFor(() => server.state.lastCancelled === true);
+    await waitFor(() => server.state.lastCancelled === true || undefined, 5_000, 'the server seeing the call cancelled');
   });
 });

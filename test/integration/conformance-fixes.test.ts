@@ -67,13 +67,15 @@ describe('detection: a lenient legacy server (conformance client-2025 initialize
 describe('a stateless legacy server whose GET stream is refused (conformance client-2025 tools_call)', () => {
   it.each([404, 405] as const)('GET answered %i without Mcp-Session-Id: the session stays open, serves calls, and is never re-initialized', async (getStatus) => {
     const server = await legacyServer(lenientStateless(getStatus));
-    const link = new LegacyHttpLink({ url: server.url, headers: {}, logger: silentLogger });
+    const { logger, records } = recordingLogger('debug');
+    const link = new LegacyHttpLink({ url: server.url, headers: {}, logger });
     cleanups.push(() => link.close());
     const session = await link.openSession(INIT);
     const closes: string[] = [];
     session.onClose((r) => closes.push(r));
     expect(await session.call({ method: 'tools/call', params: { name: 'echo', arguments: {} } })).toMatchObject({ result: text('echo ok') });
-    await sleep(300);
+    // The link has settled the refused GET: a stateless server just has no GET stream.
+    await until(() => records.some((r) => r.event === 'upstream.get_stream.none'));
     expect(session.closed).toBe(false);
     expect(await session.call({ method: 'tools/call', params: { name: 'echo', arguments: {} } })).toMatchObject({ result: text('echo ok') });
     expect(closes).toEqual([]);

@@ -84,8 +84,10 @@ describe('a client that disconnects mid-call', () => {
     expect(await call).toBe('aborted');
     const during = await stats();
     expect(during.inflight).toBe(1);
-    await sleep(1_000);
     await quiet();
+    // A later call's start line stands for "a cancel line would be in by now": the child's stderr keeps its order.
+    await session.post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 0 } } }).then(readMessages);
+    await waitUntil('the later sleep call to reach the child', () => fixtureSaid('sleep started').length > startsBefore + 1);
     expect(fixtureSaid('cancelled sleep')).toHaveLength(0);
     // The session itself lives on.
     const echo = await readMessages(await session.post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { message: 'still here' } } }));

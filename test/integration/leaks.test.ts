@@ -81,9 +81,17 @@ async function settle(): Promise<Snapshot> {
     },
     20_000,
   );
-  // Children the pool was still opening when the last call ended finish their initialize.
-  await sleep(1_000);
+  // Children the pool was still opening when the last call ended finish their initialize: each alive child is a pooled session.
+  await waitUntil(
+    'every child of the bridge to be a pooled session',
+    async () => {
+      const st = await stats();
+      return st.children === st.pool.sessions && childPidsOf(bridge.pid).length === st.children ? st : undefined;
+    },
+    20_000,
+  );
   // The lowest of a few samples: a socket being closed (this very stats request's) may still be counted.
+  // The pauses space the samples out; RSS and fd noise has no event to wait for.
   let best: Snapshot | undefined;
   for (let i = 0; i < 5; i++) {
     const st = await stats();

@@ -6,6 +6,7 @@ import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/up
 import { LegacyHttpLink } from '../../src/links/legacy-http-link.js';
 import { silentLogger } from '../../src/log.js';
 import { startV1SessionServer, type V1SessionServer } from '../helpers/v1-session-server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const MAX_LINE = 8192;
 const INIT: UpstreamInit = { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'links-http-node-test', version: '1.0.0' } };
@@ -95,8 +96,11 @@ describe('LegacyHttpLink without a fetch: node:http read directly', () => {
   it('an aborted call resolves as cancelled while its stream is open', async () => {
     const session = await open();
     const ac = new AbortController();
-    const pending = session.call({ method: 'tools/call', params: { name: 'ask_name', arguments: {} } }, { onServerRequest: () => new Promise(() => undefined), signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 200));
+    let asked = false;
+    const onServerRequest = () => ((asked = true), new Promise<never>(() => undefined));
+    const pending = session.call({ method: 'tools/call', params: { name: 'ask_name', arguments: {} } }, { onServerRequest, signal: ac.signal });
+    // The server's elicitation reaching the call proves its stream is open.
+    await waitFor(() => asked || undefined, 5_000, 'the elicitation on the call stream');
     ac.abort();
     expect(await pending).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/cancelled/) } });
     expect(textOf(await session.call({ method: 'tools/call', params: { name: 'big', arguments: { size: 5 } } }))).toBe('xxxxx');

@@ -6,6 +6,7 @@ import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/up
 import { LegacyHttpLink } from '../../src/links/legacy-http-link.js';
 import { silentLogger } from '../../src/log.js';
 import { startV1SessionServer, type V1Session, type V1SessionServer } from '../helpers/v1-session-server.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** An event store that replays one stream's events after a given id (priming events carry no message). */
 class MemoryEventStore implements EventStore {
@@ -31,6 +32,9 @@ class MemoryEventStore implements EventStore {
  * sessions (as the spec says; server-everything answers 400) and lets the test
  * forget sessions, drop streams and send notifications.
  */
+/** `slow` calls the server has begun, so a test can act once its call is being handled. */
+let slowStarted = 0;
+
 function startResumableServer(): Promise<V1SessionServer> {
   return startV1SessionServer({
     name: 'resumable',
@@ -38,6 +42,7 @@ function startResumableServer(): Promise<V1SessionServer> {
     transport: { eventStore: new MemoryEventStore(), retryInterval: 50 },
     register(mcp) {
       mcp.registerTool('slow', { description: 'answers after 5 s' }, async () => {
+        slowStarted++;
         await new Promise((r) => setTimeout(r, 5_000));
         return { content: [{ type: 'text', text: 'slow done' }] };
       });
@@ -110,8 +115,10 @@ describe('LegacyHttpLink: expiry and resumption against an SDK v1 server', () =>
     const { session, entry } = await open();
     const reasons: string[] = [];
     session.onClose((r) => reasons.push(r));
+    const started = slowStarted;
     const call = session.call({ method: 'tools/call', params: { name: 'slow', arguments: {} } });
-    await new Promise((r) => setTimeout(r, 100));
+    // Both streams open: the GET one answered, the call's one held by the server.
+    await waitFor(() => (getReplies.size > 0 && slowStarted > started ? true : undefined), 5_000, 'the GET stream open and the slow call reaching the server');
     forget(entry);
     await entry.mcp.close(); // ends the GET stream and the call's stream; re-opening them meets 404
     expect(await call).toMatchObject({ error: { code: -32603 } });

@@ -20,6 +20,12 @@ const tool = (name: string, args: Record<string, unknown> = {}, meta: Record<str
 });
 
 
+/** The fixture's `last-cancelled` answer: whether the last slow call was cancelled (null while none ended), and how many run. */
+async function lastCancelled(link: ModernStdioLink): Promise<{ cancelled: boolean | null; running: number }> {
+  const outcome = (await link.call(tool('last-cancelled'))) as { result: { structuredContent: { cancelled: boolean | null; running: number } } };
+  return outcome.result.structuredContent;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -96,10 +102,17 @@ describe('ModernStdioLink against the modern fixture over stdio', () => {
     expect(updated.params).toMatchObject({ uri: 'test://counter', _meta: { 'io.modelcontextprotocol/subscriptionId': 42 } });
     controller.abort();
     expect(await listening).toMatchObject({ error: { message: expect.stringMatching(/cancelled/) } });
-    // Once ended, nothing more reaches the listen's handlers.
+    // Once ended, nothing more reaches the listen's handlers. A second listen, opened after it, stands for
+    // "the bump's notifications have all been delivered": the child fans each one out to its listens in order.
     const before = seen.length;
+    const later: JSONRPCNotification[] = [];
+    void link.call(
+      { id: 43, method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { resourceSubscriptions: ['test://counter'] } } },
+      { onNotification: (n) => later.push(n) },
+    );
+    await waitFor(() => later.find((n) => n.method === 'notifications/subscriptions/acknowledged'), 5_000, 'the second listen acknowledged');
     await link.call(tool('bump'));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => later.find((n) => n.method === 'notifications/resources/updated'), 5_000, 'resources/updated on the second listen');
     expect(seen.length).toBe(before);
   });
 
@@ -108,22 +121,10 @@ describe('ModernStdioLink against the modern fixture over stdio', () => {
     const controller = new AbortController();
     const pending = link.call(tool('slow', { ms: 5_000 }), { signal: controller.signal });
     // Cancel only once the server runs the call (a loaded machine may start the child late).
-    const runningBy = Date.now() + 5_000;
-    while (Date.now() < runningBy) {
-      const status = (await link.call(tool('last-cancelled'))) as { result: { structuredContent: { running: number } } };
-      if (status.result.structuredContent.running > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(async () => ((await lastCancelled(link)).running > 0 ? true : undefined), 5_000, 'the slow call running in the child');
     controller.abort();
     expect(await pending).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/cancelled/) } });
-    const deadline = Date.now() + 3_000;
-    let cancelled: unknown;
-    while (Date.now() < deadline) {
-      const outcome = await link.call(tool('last-cancelled'));
-      cancelled = (outcome as { result: { structuredContent: { cancelled: unknown } } }).result.structuredContent.cancelled;
-      if (cancelled !== null) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const cancelled = await waitFor(async () => (await lastCancelled(link)).cancelled ?? undefined, 3_000, 'the slow call ending in the child');
     expect(cancelled).toBe(true);
   });
 
@@ -133,8 +134,7 @@ describe('ModernStdioLink against the modern fixture over stdio', () => {
     const firstPid = link.pid!;
     const pending = link.call(tool('slow', { ms: 60_000 }));
     // The fixture counts the slow calls it is running; ask it (a second call on the same child) until it has ours.
-    const running = () => link.call(tool('last-cancelled')).then((o) => (o as { result: { structuredContent: { running: number } } }).result.structuredContent.running);
-    for (let i = 0; i < 200 && (await running()) < 1; i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(async () => ((await lastCancelled(link)).running > 0 ? true : undefined), 5_000, 'the slow call running in the child');
     const killedAt = Date.now();
     process.kill(firstPid, 'SIGKILL');
     const outcome = await pending;
