@@ -6,6 +6,7 @@ import type { LegacyHandler, ModernHandler, ModernRequestContext, ParamHeaderSpe
 import { HttpFace } from '../../src/faces/http-face.js';
 import { errorResponse, resultResponse } from '../../src/jsonrpc/messages.js';
 import { silentLogger } from '../../src/log.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const V = '2026-07-28';
 const PV = 'io.modelcontextprotocol/protocolVersion';
@@ -143,9 +144,9 @@ function sseMessages(text: string): unknown[] {
     .map((d) => JSON.parse(d));
 }
 
+/** Waits until `cond` holds; a timeout fails naming the condition (it used to return silently). */
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await sleep(10);
+  await waitFor(() => (cond() ? true : undefined), ms, String(cond));
 }
 
 describe('HTTP face: transport refusals', () => {

@@ -7,6 +7,7 @@ import type { LegacyHandler, ModernHandler, ModernRequestContext } from '../../s
 import { StdioFace } from '../../src/faces/stdio-face.js';
 import { resultResponse } from '../../src/jsonrpc/messages.js';
 import { silentLogger } from '../../src/log.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const V = '2026-07-28';
 const PV = 'io.modelcontextprotocol/protocolVersion';
@@ -105,9 +106,9 @@ class Harness {
 }
 
 /** Polls `cond` every 5 ms, for up to `ms`; the assertion after it says what was expected. */
+/** Waits until `cond` holds; a timeout fails naming the condition (it used to return silently). */
 async function until(cond: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await sleep(5);
+  await waitFor(() => (cond() ? true : undefined), ms, String(cond));
 }
 
 const harnesses: Harness[] = [];
