@@ -54,8 +54,8 @@ export class ClusterRouter {
   readonly #log: Logger;
   readonly #states: RequestStateCodec;
   readonly #forwarded = new WeakSet<IncomingMessage>();
-  // Idle sockets to a peer close after 3–4 s, well before the peer's own 65 s keep-alive: a forward sent on a
-  // socket the peer is closing would fail and read as the owner gone.
+  // Idle sockets to a peer close after 3–4 s, by the upstream client's sweep: node's agent alone keeps one
+  // until just before the peer's 65 s keep-alive hint, so replicas would hold many idle sockets to each other.
   readonly #agent = { http: sweptAgent(http), https: sweptAgent(https) };
   readonly #connectTimeoutMs: number;
   readonly #responseTimeoutMs: number;

@@ -87,7 +87,7 @@ describe('upstream-http', () => {
     expect(performance.now() - freed).toBeGreaterThanOrEqual(2_900);
   }, 10_000);
 
-  it("an agent of its own (the cluster forward client's) sweeps its idle sockets the same way, until destroyed", async () => {
+  it("an agent of its own (the cluster forward client's) sweeps its idle sockets the same way", async () => {
     const { port, seen } = await serve();
     const agent = sweptAgent(http);
     const get = () =>

@@ -180,8 +180,12 @@ export class UpstreamOAuth implements UpstreamAuth {
   private async authorize(req: FlowRequest): Promise<void> {
     const { auth, computeScopeUnion, isStrictScopeSuperset } = await clientSdk();
     const interactive = this.cfg.grant === 'authorization_code';
-    if (this.closed) throw new BridgeError('BRIDGE_ERR_AUTH', 'the OAuth flow was stopped (the server was removed or the bridge is stopping)');
     const callback = interactive && !req.refreshOnly ? await CallbackServer.listen(this.cfg.callbackPort ?? derivedCallbackPort(this.upstream), this.cfg.callbackPort === undefined) : undefined;
+    // close() may have run before this flow began or while its callback was still binding.
+    if (this.closed) {
+      await callback?.close();
+      throw new BridgeError('BRIDGE_ERR_AUTH', 'the OAuth flow was stopped (the server was removed or the bridge is stopping)');
+    }
     this.callback = callback;
     this.browserAllowed = callback !== undefined;
     // A refresh needs no callback, but the provider must name the redirect URI the registration was made for.
