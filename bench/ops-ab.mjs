@@ -6,13 +6,14 @@
 //   node bench/ops-ab.mjs [--modes 'off;on;on|OTEL_TRACES_SAMPLER=always_off'] [--c 8] [--warm 6] [--ms 2000] [--rounds 5] [--per-round]
 // A mode is off (--no-metrics), metrics (the default) or on (metrics, every
 // request traced to an OTLP/HTTP receiver in this process, as row 2), then
-// `|NAME=value` for more environment. --per-round prints each window, which
+// `|NAME=value` for more environment. --node-args adds node flags to every
+// bridge (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p': a profile per bridge at its stop). --per-round prints each window, which
 // shows how long the traced bridge takes to reach its steady cost.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { loadUndici } from './lib/deps.mjs';
 import { CLI_ENTRY } from './lib/paths.mjs';
-import { ownCpuSeconds, treePids } from './lib/proc-tree.mjs';
+import { mainThreadCpuSeconds, ownCpuSeconds, syscallCounts, treePids } from './lib/proc-tree.mjs';
 import { startProcess } from './lib/spawn.mjs';
 import { EVERYTHING_STDIO } from './lib/wrappers.mjs';
 import { legacyWorkers } from './lib/workers.mjs';
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     ms: { type: 'string', default: '2000' },
     rounds: { type: 'string', default: '5' },
     'per-round': { type: 'boolean', default: false },
+    'node-args': { type: 'string', default: '' },
   },
 });
 const c = Number(values.c);
@@ -60,7 +62,7 @@ async function start(mode) {
   }
   const flags = base === 'off' ? ['--no-metrics'] : [];
   // --trace-gc writes to stdout, which a --listen bridge leaves unused.
-  const args = ['--trace-gc', CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...flags, '--', ...EVERYTHING_STDIO];
+  const args = ['--trace-gc', ...values['node-args'].split(' ').filter(Boolean), CLI_ENTRY, '--listen', '127.0.0.1:0', '--log-level', 'warn', ...flags, '--', ...EVERYTHING_STDIO];
   const proc = await startProcess({ name: mode, command: process.execPath, args, env, ready: BRIDGE_READY });
   const gc = { scavenges: 0, scavengeMs: 0, marks: 0, markMs: 0 };
   proc.child.stdout.on('data', (text) => {
@@ -78,12 +80,14 @@ async function start(mode) {
   });
   const workers = await legacyWorkers(undici, `${proc.url}/mcp`, c);
   const child = treePids(proc.pid).find((pid) => pid !== proc.pid);
-  return { mode, proc, child, workers, gc, total: { calls: 0, ms: 0, own: 0, child: 0, scavenges: 0, scavengeMs: 0, marks: 0, markMs: 0, latencies: [] } };
+  return { mode, proc, child, workers, gc, total: { calls: 0, ms: 0, own: 0, main: 0, child: 0, scavenges: 0, scavengeMs: 0, marks: 0, markMs: 0, bridgeSyscalls: 0, childSyscalls: 0, latencies: [] } };
 }
 
 async function run(t, ms, record) {
   const own0 = ownCpuSeconds(t.proc.pid);
+  const main0 = mainThreadCpuSeconds(t.proc.pid);
   const child0 = ownCpuSeconds(t.child);
+  const io0 = [syscallCounts(t.proc.pid), syscallCounts(t.child)];
   const gc0 = { ...t.gc };
   const latencies = [];
   const t0 = performance.now();
@@ -103,7 +107,11 @@ async function run(t, ms, record) {
   x.calls += calls;
   x.ms += performance.now() - t0;
   x.own += own;
+  x.main += mainThreadCpuSeconds(t.proc.pid) - main0;
   x.child += ownCpuSeconds(t.child) - child0;
+  const io1 = [syscallCounts(t.proc.pid), syscallCounts(t.child)];
+  x.bridgeSyscalls += io1[0].reads + io1[0].writes - io0[0].reads - io0[0].writes;
+  x.childSyscalls += io1[1].reads + io1[1].writes - io0[1].reads - io0[1].writes;
   for (const k of ['scavenges', 'scavengeMs', 'marks', 'markMs']) x[k] += t.gc[k] - gc0[k];
   x.latencies.push(...latencies);
   if (values['per-round']) log(`${t.mode}: ${calls} calls, bridge ${Math.round((own * 1e6) / calls)} µs/call`);
@@ -118,11 +126,15 @@ function summary(t) {
     mode: t.mode,
     'calls/s': Math.round(x.calls / (x.ms / 1000)),
     'bridge µs/call': perCall(x.own),
+    'main thread µs/call': perCall(x.main),
     'child µs/call': perCall(x.child),
     'p50 ms': q(0.5),
     'p99 ms': q(0.99),
     'scavenges /1k calls': ((x.scavenges * 1000) / x.calls).toFixed(1),
     'GC µs/call': (((x.scavengeMs + x.markMs) * 1000) / x.calls).toFixed(1),
+    // Read/write system calls per call: fewer means more requests share one write (stdio-process flush).
+    'bridge r+w /call': (x.bridgeSyscalls / x.calls).toFixed(2),
+    'child r+w /call': (x.childSyscalls / x.calls).toFixed(2),
   };
 }
 

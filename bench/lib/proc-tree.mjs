@@ -14,9 +14,9 @@ export const CLK_TCK = (() => {
 })();
 
 /** Fields of /proc/<pid>/stat after the command name, or undefined once the process is gone. */
-function statFields(pid) {
+function statFields(pid, file = `/proc/${pid}/stat`) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
@@ -67,6 +67,23 @@ export function treeCpuSeconds(root) {
 export function ownCpuSeconds(pid) {
   const f = statFields(pid);
   return f ? (Number(f[11]) + Number(f[12])) / CLK_TCK : 0;
+}
+
+/** CPU seconds of a process's main thread alone (its JS event loop; not V8's GC, compiler or worker threads). */
+export function mainThreadCpuSeconds(pid) {
+  const f = statFields(pid, `/proc/${pid}/task/${pid}/stat`);
+  return f ? (Number(f[11]) + Number(f[12])) / CLK_TCK : 0;
+}
+
+/** Read and write system calls a process made so far (`/proc/<pid>/io`), or zeros once it is gone. */
+export function syscallCounts(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: 0, writes: 0 };
+  }
 }
 
 /** RSS and PSS (KiB) summed over the tree, with its process count. */
