@@ -1,8 +1,11 @@
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type RunningCli } from '../helpers/cli.js';
 import { ExchangeRecorder, type RecordedExchange } from '../helpers/exchange-recorder.js';
 import { modernPost, readMessages } from '../helpers/faults.js';
 import { startEverything, type RunningServer } from '../helpers/processes.js';
+import { startV1SessionServer, type V1SessionServer } from '../helpers/v1-session-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /**
@@ -112,5 +115,55 @@ describe('a released parked call that expires', () => {
     const [key] = Object.keys(again.result.inputRequests);
     const done = await callTool(bridge, { inputResponses: { [key!]: { action: 'accept', content: { name: 'Hedy Lamarr' } } }, requestState: again.result.requestState });
     expect(JSON.stringify(done.result.content)).toContain('Name: Hedy Lamarr');
+  });
+});
+
+describe('progress a server sends while its call is parked', () => {
+  let server: V1SessionServer;
+  let bridge: RunningCli;
+  /** Resolved by the test once the first round reached the client: the tool then reports progress. */
+  let parked!: () => void;
+  let progressSent = false;
+  beforeAll(async () => {
+    server = await startV1SessionServer({
+      name: 'progress-while-parked',
+      transport: { eventStore: new InMemoryEventStore() },
+      register(mcp) {
+        mcp.registerTool('ask', { description: 'asks a name; reports progress while the question waits' }, async (extra) => {
+          const token = extra._meta?.progressToken;
+          const waiting = new Promise<void>((r) => (parked = r));
+          void waiting.then(async () => {
+            if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2, message: 'still waiting' } });
+            progressSent = true;
+          });
+          const answer = await extra.sendRequest({ method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } }, ElicitResultSchema);
+          return { content: [{ type: 'text', text: `Name: ${String(answer.content?.name)}` }] };
+        });
+      },
+    });
+    bridge = await startCli(['--upstream', server.url, '--log-level', 'warn']);
+  });
+  afterAll(async () => {
+    await bridge?.close();
+    await server?.close();
+  });
+
+  it('comes on the retry’s stream, under the retry’s token, before the result', async () => {
+    const post = async (id: number, extra: Obj) => {
+      const res = await modernPost(bridge.url, id, 'tools/call', { name: 'ask', arguments: {}, ...extra, _meta: { 'io.modelcontextprotocol/clientCapabilities': CAPS, progressToken: `tok-${id}` } });
+      return readMessages(res);
+    };
+    const first = (await post(9001, {})).find((m) => m.id === 9001) as Obj;
+    expect(first.result.resultType).toBe('input_required');
+    parked();
+    await waitFor(() => progressSent, 10_000, 'the server sending progress while the call is parked');
+    const [key] = Object.keys(first.result.inputRequests);
+    const messages = await post(9002, { inputResponses: { [key!]: { action: 'accept', content: { name: 'Margaret Hamilton' } } }, requestState: first.result.requestState });
+    const progressAt = messages.findIndex((m) => m.method === 'notifications/progress');
+    const resultAt = messages.findIndex((m) => m.id === 9002);
+    expect(progressAt).toBeGreaterThanOrEqual(0);
+    expect(progressAt).toBeLessThan(resultAt);
+    expect(messages[progressAt]).toMatchObject({ params: { progressToken: 'tok-9002', progress: 1, total: 2, message: 'still waiting' } });
+    expect(JSON.stringify((messages[resultAt] as Obj).result.content)).toContain('Name: Margaret Hamilton');
   });
 });
