@@ -32,22 +32,29 @@ async function callTool(bridge: RunningCli, params: Obj): Promise<Obj> {
 const toolCall = (x: RecordedExchange) => x.method === 'POST' && x.rpc === 'tools/call';
 const resumed = (x: RecordedExchange) => x.method === 'GET' && x.lastEventId !== undefined;
 
-describe('a parked m2l call over Streamable HTTP holds no upstream stream', () => {
-  let upstream: RunningServer;
-  let recorder: ExchangeRecorder;
-  let bridge: RunningCli;
+/** server-everything (Streamable HTTP) ← recording proxy ← the built bridge with `args`, for one describe block. */
+function throughRecorder(args: string[] = []): () => { recorder: ExchangeRecorder; bridge: RunningCli } {
+  let upstream: RunningServer | undefined;
+  let recorder: ExchangeRecorder | undefined;
+  let bridge: RunningCli | undefined;
   beforeAll(async () => {
     upstream = await startEverything('streamableHttp');
     recorder = await ExchangeRecorder.start(upstream.url);
-    bridge = await startCli(['--upstream', `${recorder.url}/mcp`, '--log-level', 'warn']);
+    bridge = await startCli(['--upstream', `${recorder.url}/mcp`, '--log-level', 'warn', ...args]);
   });
   afterAll(async () => {
     await bridge?.close();
     await recorder?.close();
     await upstream?.close();
   });
+  return () => ({ recorder: recorder!, bridge: bridge! });
+}
+
+describe('a parked m2l call over Streamable HTTP holds no upstream stream', () => {
+  const ctx = throughRecorder();
 
   it('input_required closes the call’s POST stream; the retry resumes it with Last-Event-ID and gets the result', async () => {
+    const { recorder, bridge } = ctx();
     const first = await callTool(bridge, {});
     expect(first.result.resultType).toBe('input_required');
     const [key] = Object.keys(first.result.inputRequests);
@@ -72,6 +79,7 @@ describe('a parked m2l call over Streamable HTTP holds no upstream stream', () =
   });
 
   it('a call parked twice in a row (a retry without its answer) still completes, and holds no stream meanwhile', async () => {
+    const { recorder, bridge } = ctx();
     const first = await callTool(bridge, {});
     const [key] = Object.keys(first.result.inputRequests);
     const again = await callTool(bridge, { inputResponses: {}, requestState: first.result.requestState });
@@ -85,21 +93,10 @@ describe('a parked m2l call over Streamable HTTP holds no upstream stream', () =
 });
 
 describe('a released parked call that expires', () => {
-  let upstream: RunningServer;
-  let recorder: ExchangeRecorder;
-  let bridge: RunningCli;
-  beforeAll(async () => {
-    upstream = await startEverything('streamableHttp');
-    recorder = await ExchangeRecorder.start(upstream.url);
-    bridge = await startCli(['--upstream', `${recorder.url}/mcp`, '--log-level', 'warn', '--request-state-ttl', '1500', '--debug-stats']);
-  });
-  afterAll(async () => {
-    await bridge?.close();
-    await recorder?.close();
-    await upstream?.close();
-  });
+  const ctx = throughRecorder(['--request-state-ttl', '1500', '--debug-stats']);
 
   it('is cancelled upstream at its TTL without being resumed, and the bridge goes on serving', async () => {
+    const { recorder, bridge } = ctx();
     const parked = async () => ((await (await fetch(`${bridge.url}/debug/stats`)).json()) as Obj).parked as number;
     const first = await callTool(bridge, {});
     expect(first.result.resultType).toBe('input_required');
