@@ -1,5 +1,5 @@
 import type { JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
-import type { LegacyUpstreamSession, StreamRelease } from '../../src/contracts/upstream.js';
+import type { LegacyUpstreamSession } from '../../src/contracts/upstream.js';
 import { RpcError } from '../../src/errors.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcOutcome } from '../../src/jsonrpc/messages.js';
@@ -94,8 +94,6 @@ export class MrtrCall implements Parkable, LogSubscriber {
   #gather: { timer: NodeJS.Timeout; since: number } | undefined;
   #untrack: () => void = () => undefined;
   #released = false;
-  /** Set by a link that can let go of the call's stream while it is parked (CallHandlers.streamRelease). */
-  readonly #stream: StreamRelease = {};
 
   constructor(opts: MrtrCallOptions) {
     this.#opts = opts;
@@ -147,9 +145,6 @@ export class MrtrCall implements Parkable, LogSubscriber {
         clearTimeout(timer);
         leg.signal.removeEventListener('abort', onAbort);
         resolve(o);
-        // Parked until the client's retry, which may come in minutes: a Streamable HTTP upstream that
-        // can replay the call's stream need not hold it open meanwhile (issue 17: a parked call's memory).
-        if (o.kind === 'input') this.#stream.release?.();
       };
       this.#leg = { leg, settle };
       this.progress.attach(leg);
@@ -194,7 +189,6 @@ export class MrtrCall implements Parkable, LogSubscriber {
           onNotification: (n) => this.#onNotification(n),
           signal: this.#abort.signal,
           timeoutMs: LINK_DEADLINE_OFF_MS,
-          streamRelease: this.#stream,
         },
       )
       .then((outcome) => this.#finish(outcome));

@@ -50,21 +50,6 @@ export interface CallHandlers {
   signal?: CallSignal;
   /** Per-call deadline; on expiry the call is cancelled upstream and resolves with a -32603 `{error}`. */
   timeoutMs?: number;
-  /**
-   * For a call that will sit unread for a while: a parked MRTR call, whose
-   * server request waits for the modern client's retry (digest §5.3 case A).
-   * A link whose server can replay the call's stream sets `release` on it
-   * while that stream is open and resumable (SSE event ids: Last-Event-ID,
-   * digest §4.3 Resumability); calling it closes the stream, and the link
-   * resumes it once the call's server requests have been answered. Absent or
-   * unset, the call keeps its stream.
-   */
-  streamRelease?: StreamRelease;
-}
-
-/** See CallHandlers.streamRelease: the caller calls `release` when the link has set it. */
-export interface StreamRelease {
-  release?: () => void;
 }
 
 /** One request to send upstream. The link assigns its own wire id unless told otherwise. */

@@ -59,8 +59,6 @@ export class HttpSession implements LegacyUpstreamSession {
   private readonly progress = new ProgressTokens();
   /** Server requests being answered; one the server cancels gets no late answer (digest §4.1). */
   private readonly inbound = new Map<RequestId, { cancelled: boolean }>();
-  /** Per call, its server requests whose answers are not sent yet, and who waits for none to be left (a released stream, post-exchange.ts). */
-  private readonly owed = new Map<PendingCall, { left: number; waiters: Array<() => void> }>();
   private readonly closeListeners: Array<(reason: string) => void> = [];
   private readonly exchange: PostExchange;
   private unsolicited: UnsolicitedHandlers | undefined;
@@ -82,7 +80,6 @@ export class HttpSession implements LegacyUpstreamSession {
     this.exchange = new PostExchange(client, {
       dispatch: (msg, call) => this.dispatch(msg, call),
       expire: (stale) => this.sessionGone(stale, 'a POST was refused'),
-      answered: (call) => this.answered(call),
       logger: this.log,
     });
   }
@@ -308,27 +305,7 @@ export class HttpSession implements LegacyUpstreamSession {
     } catch (err) {
       pending = Promise.reject(err);
     }
-    const sent = this.reply(req.id, req.method, pending);
-    if (call) this.owe(call, sent);
-  }
-
-  /** Counts an answer `call` owes its server until `sent` settles. */
-  private owe(call: PendingCall, sent: Promise<void>): void {
-    let owed = this.owed.get(call);
-    if (!owed) this.owed.set(call, (owed = { left: 0, waiters: [] }));
-    owed.left++;
-    const paid = () => {
-      if (--owed.left > 0) return;
-      this.owed.delete(call);
-      for (const w of owed.waiters) w();
-    };
-    sent.then(paid, paid);
-  }
-
-  /** Resolves once `call` owes its server no answer (at once when it owes none). */
-  private answered(call: PendingCall): Promise<void> {
-    const owed = this.owed.get(call);
-    return owed ? new Promise((resolve) => owed.waiters.push(resolve)) : Promise.resolve();
+    void this.reply(req.id, req.method, pending);
   }
 
   /**

@@ -14,8 +14,6 @@ export interface StreamCursor {
    * the stream had ended, the cursor pointing at the last event seen.
    */
   stop?: () => void;
-  /** True when the stream ended because its caller let it go (CallHandlers.streamRelease), not because the server closed it. */
-  released?: boolean;
 }
 
 export interface MessageStreamHandlers {

@@ -31,8 +31,6 @@ export interface PostExchangeHooks {
    * (the message may be sent again), false when it has ended instead.
    */
   expire(staleSessionId: string | undefined): Promise<boolean>;
-  /** Resolves once no answer to one of `call`'s server requests is left to send (at once when none is). */
-  answered(call: PendingCall): Promise<void>;
   logger: Logger;
 }
 
@@ -65,17 +63,8 @@ export class PostExchange {
     try {
       if (!(await this.#post(call, body, cursor))) return;
       // 2025-11-25 polling: the server may close the connection without ending the stream (digest §4.3).
-      let serverCloses = 0;
-      while (!call.settled && cursor.lastEventId !== undefined) {
-        if (cursor.released) {
-          // Let go while the call was parked (CallHandlers.streamRelease): nothing comes before the server
-          // has its answers, and what it sends meanwhile waits in its event store.
-          cursor.released = false;
-          await untilAnswered(this.hooks.answered(call), call.ac);
-        } else {
-          if (serverCloses++ >= MAX_RESUMES) break;
-          await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac);
-        }
+      for (let i = 0; !call.settled && cursor.lastEventId !== undefined && i < MAX_RESUMES; i++) {
+        await sleep(Math.min(cursor.retryMs ?? 1_000, MAX_RETRY_MS), call.ac);
         if (call.settled) return;
         const more = await this.#resume(call, cursor);
         if (more === 'settled') return;
@@ -141,16 +130,7 @@ export class PostExchange {
    * (SDK servers re-register it, with keep-alives), and nothing else will come.
    */
   #read(call: PendingCall, res: UpstreamReply, cursor: StreamCursor, resumed = false): Promise<StreamCursor> {
-    const release = call.handlers.streamRelease;
-    if (release) {
-      release.release = () => {
-        // Only a stream the server can replay from where it stopped: one whose events carry ids.
-        if (cursor.lastEventId === undefined || !cursor.stop) return;
-        cursor.released = true;
-        cursor.stop();
-      };
-    }
-    const read = readMessageStream(
+    return readMessageStream(
       res,
       {
         onMessage: (m) => {
@@ -161,10 +141,6 @@ export class PostExchange {
       },
       cursor,
     );
-    if (!release) return read;
-    return read.finally(() => {
-      release.release = undefined;
-    });
   }
 
   /** POSTs a notification or a response; rejects unless the server accepts it (202, or any 2xx). */
@@ -183,19 +159,6 @@ export class PostExchange {
     }
     await drain(res);
   }
-}
-
-/** Resolves once `answered` does or the call is cancelled, whichever comes first. */
-function untilAnswered(answered: Promise<void>, ac: LazyAbort): Promise<void> {
-  if (ac.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      ac.removeEventListener('abort', done);
-      resolve();
-    };
-    ac.addEventListener('abort', done);
-    void answered.then(done);
-  });
 }
 
 /**
