@@ -3,12 +3,14 @@
 // reversed every round), so drift on a shared box hits each alike. Per mode:
 // calls/s, CPU per call of the bridge process and of its stdio child apart
 // (utime+stime, all threads), latency, and V8's GC from --trace-gc.
-//   node bench/ops-ab.mjs [--modes 'off;on;on|OTEL_TRACES_SAMPLER=always_off'] [--c 8] [--warm 6] [--ms 2000] [--rounds 5] [--per-round]
+//   node bench/ops-ab.mjs [--modes 'off;on;on|OTEL_TRACES_SAMPLER=always_off'] [--c 8] [--warm 6] [--ms 2000] [--rounds 5] [--per-round] [--node-args='<node flags>']
 // A mode is off (--no-metrics), metrics (the default) or on (metrics, every
 // request traced to an OTLP/HTTP receiver in this process, as row 2), then
-// `|NAME=value` for more environment. --node-args adds node flags to every
-// bridge (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p': a profile per bridge at its stop). --per-round prints each window, which
-// shows how long the traced bridge takes to reach its steady cost.
+// `|NAME=value` for more environment. --per-round prints each window, which
+// shows how long the traced bridge takes to reach its steady cost. --node-args
+// adds node flags to every bridge (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p': a
+// profile per bridge when it stops). Besides CPU of the whole process, the
+// bridge's main thread is read alone (/proc/<pid>/task/<pid>/stat).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { loadUndici } from './lib/deps.mjs';
