@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Implementation, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
 import type { ModernHandler, ModernRequestContext, ParamHeaderSpec } from '../../src/contracts/downstream.js';
-import type { LegacyUpstreamSession, UpstreamFacts, UpstreamInit } from '../../src/contracts/upstream.js';
+import type { CallHandlers, LegacyUpstreamSession, UpstreamFacts, UpstreamInit } from '../../src/contracts/upstream.js';
 import { RpcError, toRpcErrorBody } from '../../src/errors.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { errorResponse, responseFor, type RpcOutcome } from '../../src/jsonrpc/messages.js';
@@ -207,10 +207,20 @@ export class ModernToLegacyBridge implements ModernHandler {
    * request did not declare: the call ends -32021, as on the input route.
    */
   async #relay(c: Call): Promise<RpcOutcome> {
+    // One cancel for the wait for a session and for the call: the face's cheap onCancel where it has one
+    // (reading ctx.signal would build an AbortController per request, issue 17).
+    const cancel = new CancelScope();
+    const onCancel = (): void => cancel.abort(new Error('request cancelled by the client'));
+    if (c.ctx.onCancel) c.ctx.onCancel(onCancel);
+    else c.ctx.signal.addEventListener('abort', onCancel, { once: true });
+    const stopListening = (): void => {
+      if (!c.ctx.onCancel) c.ctx.signal.removeEventListener('abort', onCancel);
+    };
     let lease: SessionLease;
     try {
-      lease = await this.#opts.pool.acquire(c.init, { exclusive: false, signal: c.ctx.signal });
+      lease = await this.#opts.pool.acquire(c.init, { exclusive: false, signal: cancel });
     } catch (err) {
+      stopListening();
       return this.#shape(c, { error: toRpcErrorBody(err) });
     }
     const session = lease.session;
@@ -218,10 +228,6 @@ export class ModernToLegacyBridge implements ModernHandler {
     progress.attach({ notify: (n) => c.ctx.notify(n), progressToken: c.env.progressToken, logLevel: c.env.logLevel });
     const sub: LogSubscriber = { current: () => progress.leg };
     const untrack = this.#logRelay.track(session, sub);
-    const cancel = new CancelScope();
-    const onCancel = (): void => cancel.abort(new Error('request cancelled by the client'));
-    if (c.ctx.onCancel) c.ctx.onCancel(onCancel);
-    else c.ctx.signal.addEventListener('abort', onCancel, { once: true });
     let undeclared: RpcOutcome | undefined;
     const onServerRequest = (sreq: JSONRPCRequest): Promise<Obj> => {
       if (!isEmbeddableInputMethod(sreq.method)) return Promise.reject(new RpcError(RpcCode.MethodNotFound, `the modern client cannot answer ${sreq.method}`));
@@ -232,26 +238,24 @@ export class ModernToLegacyBridge implements ModernHandler {
       setImmediate(() => cancel.abort(new Error('an input the modern request did not declare')));
       return Promise.reject(refusal.serverError);
     };
+    const handlers: CallHandlers = {
+      onNotification: (n) => {
+        if (n.method === 'notifications/progress') progress.forward(n);
+        else if (n.method === 'notifications/message') this.#logRelay.deliver(sub, n);
+      },
+      signal: cancel,
+      timeoutMs: this.#opts.callTimeoutMs,
+    };
+    if (c.spec.route === 'input') handlers.onServerRequest = onServerRequest;
     try {
       await this.#logRelay.ensure(session, c.env.logLevel);
-      const outcome = await session.call(
-        { method: c.req.method, params: upstreamParams(c.env.params) },
-        {
-          onNotification: (n) => {
-            if (n.method === 'notifications/progress') progress.forward(n);
-            else if (n.method === 'notifications/message') this.#logRelay.deliver(sub, n);
-          },
-          ...(c.spec.route === 'input' ? { onServerRequest } : {}),
-          signal: cancel,
-          timeoutMs: this.#opts.callTimeoutMs,
-        },
-      );
+      const outcome = await session.call({ method: c.req.method, params: upstreamParams(c.env.params) }, handlers);
       if (undeclared) return undeclared;
       if (cancel.aborted) return { error: { code: RpcCode.RequestCancelled, message: 'request cancelled by the client' } };
       if (c.req.method === 'tools/list' && 'result' in outcome) this.#tools.learn(outcome.result.tools);
       return this.#shape(c, outcome);
     } finally {
-      if (!c.ctx.onCancel) c.ctx.signal.removeEventListener('abort', onCancel);
+      stopListening();
       progress.detach();
       untrack();
       lease.release();

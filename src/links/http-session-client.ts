@@ -79,7 +79,8 @@ export class HttpSessionClient {
 
   /** Ours win over configured headers of the same name: they carry the protocol. */
   private headers(own: Record<string, string>): Record<string, string> {
-    const h: Record<string, string> = { ...this.extra, ...own };
+    // Object.assign, not a spread: a spread copy given more keys outlives the young GC (upstream-http.ts, options).
+    const h: Record<string, string> = Object.assign({}, this.extra, own);
     if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
     return h;

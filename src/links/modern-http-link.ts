@@ -186,7 +186,8 @@ export class ModernHttpLink implements ModernLink {
   /** One header per name whatever the case the user wrote it in; protocol headers win (written lower case here, not lower-cased per call). */
   private headersFor(body: JSONRPCRequest, paramHeaders: Record<string, string>, caller?: Readonly<Record<string, string>>): Record<string, string> {
     const version = metaOf(body)?.[VERSION_KEY];
-    const out: Record<string, string> = { ...this.baseHeaders };
+    // Object.assign, not a spread: a spread copy given more keys keeps them alive past a scavenge (upstream-http.ts, options).
+    const out: Record<string, string> = Object.assign({}, this.baseHeaders);
     if (caller) for (const k in caller) out[k.toLowerCase()] = caller[k];
     // The standard headers of digest §2.5, as modernRequestHeaders writes them.
     out['mcp-protocol-version'] = typeof version === 'string' ? version : LATEST_MODERN_VERSION;

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
-import type { LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
+import type { CallSignal, LegacyLink, LegacyUpstreamSession, UpstreamInit } from '../contracts/upstream.js';
 import { BridgeError, RpcError } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import type { Logger } from '../log.js';
@@ -108,7 +108,7 @@ export class SessionPool {
    * sessions on demand up to `max`, queues beyond it (FIFO), and an aborted
    * signal removes the waiter (rejects with RpcError -32603).
    */
-  acquire(init: UpstreamInit, opts: { exclusive: boolean; signal?: AbortSignal; key?: string }): Promise<SessionLease> {
+  acquire(init: UpstreamInit, opts: { exclusive: boolean; signal?: CallSignal; key?: string }): Promise<SessionLease> {
     if (this.closed) return Promise.reject(new BridgeError('BRIDGE_ERR_CLOSED', 'session pool is closed'));
     const { signal } = opts;
     if (signal?.aborted) return Promise.reject(abortedError());

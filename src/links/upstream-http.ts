@@ -107,7 +107,10 @@ export class UpstreamTarget {
     if (headers.host === undefined) list.push('host', this.host);
     if (this.basic !== undefined && headers.authorization === undefined) list.push('authorization', this.basic);
     if (contentLength !== undefined) list.push('content-length', String(contentLength));
-    return { ...this.base, method, headers: list };
+    // Not `{ ...this.base, method, headers: list }`: on this V8 (Node 20) a spread copy that then gets
+    // more properties makes what it points to outlive the next young-generation GC, so every call's
+    // request state was promoted to the old space and collected there (issue 17: scavenges 0.4 -> 2.5 ms).
+    return Object.assign({}, this.base, { method, headers: list });
   }
 }
 
