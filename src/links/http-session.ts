@@ -8,11 +8,11 @@ import { isNotification, isRequest, isResponse, notification, outcomeOf, request
 import type { Logger } from '../log.js';
 import { DeadlineTimer } from './deadline-timer.js';
 import { GetStream } from './get-stream.js';
-import { LazyAbort } from './lazy-abort.js';
 import type { HttpSessionClient } from './http-session-client.js';
 import { readMessageStream } from './message-stream-reader.js';
 import { PostExchange, type PendingCall } from './post-exchange.js';
 import { ProgressTokens } from './progress-tokens.js';
+import { SessionCall, type SessionCallOwner } from './session-call.js';
 import { SessionMemo } from './session-memo.js';
 import type { UpstreamReply } from './upstream-reply.js';
 
@@ -27,11 +27,6 @@ const GET_STREAM_WAIT_MS = 2_000;
 /** A per-call deadline this long (setTimeout's maximum) or longer is none. */
 const NO_DEADLINE_MS = 2 ** 31 - 1;
 
-/** A pending call with its deadline on the session's shared timer (performance.now(); Infinity: none). */
-interface TimedCall extends PendingCall {
-  deadline: number;
-  timeoutMs: number;
-}
 
 /** Unsolicited notifications kept for the session's owner while it has none yet. */
 const EARLY_NOTIFICATIONS_MAX = 64;
@@ -50,9 +45,9 @@ export class HttpSession implements LegacyUpstreamSession {
   private readonly client: HttpSessionClient;
   private readonly opts: HttpSessionOptions;
   private readonly log: Logger;
-  private readonly pending = new Map<RequestId, TimedCall>();
+  private readonly pending = new Map<RequestId, SessionCall>();
   /** One timer for every call's deadline, not a setTimeout per call (issue 17, as the modern link has). */
-  private readonly deadlines = new DeadlineTimer<TimedCall>(
+  private readonly deadlines = new DeadlineTimer<SessionCall>(
     () => this.pending.values(),
     (call) => this.cancel(call, `upstream call ${call.method} timed out after ${call.timeoutMs} ms`, 'BRIDGE_ERR_TIMEOUT'),
   );
@@ -166,33 +161,37 @@ export class HttpSession implements LegacyUpstreamSession {
     if (this.closed) return Promise.resolve(internal(`upstream session is closed (${req.method})`, 'BRIDGE_ERR_UPSTREAM_CLOSED'));
     const id = this.nextId++;
     const params = this.progress.rewrite(req.params, id);
-    return new Promise<RpcOutcome>((resolve) => {
-      const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
-      // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL).
-      const deadline = timeoutMs < NO_DEADLINE_MS ? performance.now() + timeoutMs : Infinity;
-      const call: TimedCall = { id, method: req.method, handlers, ac: new LazyAbort(), settled: false, settle: () => undefined, deadline, timeoutMs };
-      const onAbort = () => this.cancel(call, `upstream call ${req.method} cancelled`);
-      call.settle = (outcome) => {
-        if (call.settled) return;
-        call.settled = true;
-        handlers.signal?.removeEventListener('abort', onAbort);
-        this.pending.delete(id);
-        this.progress.release(id);
-        resolve(outcome);
-      };
-      if (handlers.signal?.aborted) return call.settle(internal(`upstream call ${req.method} cancelled`));
-      handlers.signal?.addEventListener('abort', onAbort, { once: true });
+    const timeoutMs = handlers.timeoutMs ?? this.opts.callTimeoutMs;
+    // setTimeout's maximum means no deadline (a parked MRTR call is timed by its TTL).
+    const deadline = timeoutMs < NO_DEADLINE_MS ? performance.now() + timeoutMs : Infinity;
+    let resolve!: (outcome: RpcOutcome) => void;
+    const answered = new Promise<RpcOutcome>((r) => (resolve = r));
+    const call = new SessionCall(id, req.method, handlers, deadline, timeoutMs, this.callOwner, resolve);
+    if (handlers.signal?.aborted) {
+      call.settle(internal(`upstream call ${req.method} cancelled`));
+    } else {
+      handlers.signal?.addEventListener('abort', call, { once: true });
       this.pending.set(id, call);
       if (deadline !== Infinity) this.deadlines.watch(call);
-      const run = () => this.exchange.run(call, request(id, req.method, params));
+      const body = request(id, req.method, params);
       // Calls made while the session is re-initialized go out under the new id; the replay itself does not wait.
-      if (this.reinit && !replaying) void this.reinit.then(run);
-      else void run();
-    }).then((outcome) => {
+      if (this.reinit && !replaying) void this.reinit.then(() => this.exchange.run(call, body));
+      else void this.exchange.run(call, body);
+    }
+    return answered.then((outcome) => {
       this.memo.remember(req.method, req.params, outcome);
       return outcome;
     });
   }
+
+  /** How a call tells its session it ended, or that its caller aborted it. */
+  private readonly callOwner: SessionCallOwner = {
+    ended: (call) => {
+      this.pending.delete(call.id);
+      this.progress.release(call.id);
+    },
+    aborted: (call) => this.cancel(call, `upstream call ${call.method} cancelled`),
+  };
 
   /**
    * The server no longer knows the session `staleId` (digest §4.3 Sessions: a
