@@ -53,9 +53,9 @@ export class PooledSession implements LegacySessionHandler {
     if (this.#closed) return Promise.resolve(errorResponse(req.id, { code: RpcCode.InternalError, message: 'session closed' }));
     const local = LOCAL[req.method];
     if (local) return local(this, req.params as Params).then((outcome) => responseFor(req.id, outcome));
-    // ctx.signal alone: the face aborts it when the client cancels and when the session ends
+    // The request's own cancel alone: the face aborts it when the client cancels and when the session ends
     // (LegacyRequestContext), and linking it to a signal of this session's cost an AbortSignal per call.
-    return this.upstream.lease(this.record, req.method, ctx.signal).then(
+    return this.upstream.lease(this.record, req.method, ctx.cancel ?? ctx.signal).then(
       (lease) => this.#relay(lease, req, ctx),
       (err: unknown) => errorResponse(req.id, toRpcErrorBody(err)),
     );
@@ -68,7 +68,7 @@ export class PooledSession implements LegacySessionHandler {
       if (levelSet) await levelSet;
       const serverRequests = this.upstream.tiesServerRequests(this.record, req.method);
       return await relayCall(session, req, ctx, {
-        signal: ctx.signal,
+        signal: ctx.cancel ?? ctx.signal,
         timeoutMs: this.#timeoutMs,
         serverRequests,
         level: this.#level,

@@ -1,6 +1,6 @@
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { LegacyChannel } from '../../src/contracts/downstream.js';
-import type { LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
+import type { CallSignal, LegacyUpstreamSession, UpstreamInit } from '../../src/contracts/upstream.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import type { RpcOutcome } from '../../src/jsonrpc/messages.js';
 import { RpcError } from '../../src/errors.js';
@@ -77,7 +77,7 @@ export class PooledUpstream {
    * A lease for one request: exclusive for calls that may trigger server requests
    * when the upstream cannot tie them to their call (digest §5.3 case A item 8).
    */
-  lease(record: DownstreamRecord, method: string, signal: AbortSignal): Promise<SessionLease> {
+  lease(record: DownstreamRecord, method: string, signal: CallSignal): Promise<SessionLease> {
     const exclusive = this.#exclusive(record, method);
     const leased = this.#pool.acquire(record.init, { exclusive, signal, key: record.key });
     return exclusive ? leased.then((lease) => this.#hold(lease, record)) : leased;

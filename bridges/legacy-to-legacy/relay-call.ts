@@ -1,6 +1,6 @@
 import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
 import type { LegacyRequestContext } from '../../src/contracts/downstream.js';
-import type { LegacyUpstreamSession } from '../../src/contracts/upstream.js';
+import type { CallSignal, LegacyUpstreamSession } from '../../src/contracts/upstream.js';
 import { errorResponse, responseFor } from '../../src/jsonrpc/messages.js';
 import { toRpcErrorBody } from '../../src/errors.js';
 import { admitsLevel, type McpLogLevel } from './log-levels.js';
@@ -8,7 +8,8 @@ import { admitsLevel, type McpLogLevel } from './log-levels.js';
 /** How one relayed call behaves beyond the plain request. */
 export interface RelayOptions {
   timeoutMs: number;
-  signal: AbortSignal;
+  /** Ends the call; a server request it causes ends with it (an AbortSignal, or the request's own, then). */
+  signal: CallSignal;
   /** False: server requests are left to the session's unsolicited path (see PooledUpstream.tiesServerRequests). */
   serverRequests: boolean;
   /** The downstream session's log level, read when a `notifications/message` arrives. */
@@ -29,7 +30,7 @@ export async function relayCall(session: LegacyUpstreamSession, req: JSONRPCRequ
   try {
     const onServerRequest = opts.serverRequests
       ? async (r: JSONRPCRequest) => {
-          const result = await ctx.request(r.method, r.params as Record<string, unknown> | undefined, { signal: opts.signal });
+          const result = await ctx.request(r.method, r.params as Record<string, unknown> | undefined, { signal: opts.signal instanceof AbortSignal ? opts.signal : ctx.signal });
           opts.answered?.(r.method);
           return result;
         }

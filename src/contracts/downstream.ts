@@ -8,6 +8,7 @@ import type {
   JSONRPCResponse,
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../identity/principal.js';
+import type { CallSignal } from './upstream.js';
 import type { ParamHeaderSpec } from '../wire/param-headers.js';
 
 export type { ParamHeaderSpec } from '../wire/param-headers.js';
@@ -95,6 +96,11 @@ export interface LegacyRequestContext extends LegacyChannel {
   session: LegacySessionInfo;
   /** Aborted when the client sends notifications/cancelled for this request, or the session ends. */
   signal: AbortSignal;
+  /**
+   * The same cancel without an AbortSignal, where the face has one: reading `signal` builds an
+   * AbortController, and one per request kept each call's state alive past a scavenge (issue 17).
+   */
+  cancel?: CallSignal;
 }
 
 /** One downstream legacy session, as the bridge serves it. */

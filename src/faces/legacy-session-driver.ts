@@ -25,6 +25,7 @@ import type { Logger } from '../log.js';
 import { legacyParamsProblem } from './legacy-params.js';
 import { invalidParamsError } from './params-shape.js';
 import { PendingClientRequests } from './pending-client-requests.js';
+import { LazyAbort } from '../links/lazy-abort.js';
 
 /** How long a client may take to answer a bridged server→client request, unless told otherwise. */
 const DEFAULT_INPUT_TIMEOUT_MS = 10 * 60_000;
@@ -119,7 +120,7 @@ export class LegacySessionDriver {
     this.log.debug('legacy.session.close', { reason });
     // Pending client requests first, so they reject as "session closed" rather than as cancelled.
     this.pending.close(reason);
-    for (const ctx of this.inflight.values()) ctx.controller.abort(new Error(`session closed: ${reason}`));
+    for (const ctx of this.inflight.values()) ctx.cancel.abort(new Error(`session closed: ${reason}`));
     try {
       await this.session?.close();
     } catch (err) {
@@ -140,7 +141,7 @@ export class LegacySessionDriver {
     const ctx = this.inflight.get(idKey(requestId));
     if (!ctx) return;
     ctx.cancelledByClient = true;
-    ctx.controller.abort(new Error('cancelled by the client'));
+    ctx.cancel.abort(new Error('cancelled by the client'));
   }
 
   private batchProblem(batch: unknown[]): string | undefined {
@@ -259,7 +260,8 @@ export class LegacySessionDriver {
  * with methods instead of a controller and three closures per request.
  */
 class RequestContext implements LegacyRequestContext {
-  readonly controller = new AbortController();
+  /** Aborted on a client cancel or the session's end; its AbortSignal is built only if someone reads `signal`. */
+  readonly cancel = new LazyAbort();
   cancelledByClient = false;
 
   constructor(
@@ -269,7 +271,7 @@ class RequestContext implements LegacyRequestContext {
   ) {}
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.cancel.signal;
   }
 
   notify(n: JSONRPCNotification): boolean {

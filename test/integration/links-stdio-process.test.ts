@@ -59,6 +59,18 @@ describe('StdioProcess', () => {
     expect(await closeReason(p)).toBe('exited with code 0');
   });
 
+  it('ends a child whose stdin broke (closed by the child, which runs on) once a write to it fails, and says why', async () => {
+    const p = spawnScript(`require('fs').closeSync(0); process.stdout.write('{"jsonrpc":"2.0","method":"ready"}\\n'); setInterval(() => {}, 1000);`);
+    await nextMessage(p);
+    const pid = p.pid!;
+    const closed = closeReason(p);
+    // Handed to the pipe: the sender is told at once; the failure comes from the write and ends the child.
+    await p.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(await closed).toMatch(/could not be written to \(.*EPIPE.*\) and was ended: exited on signal SIGKILL/);
+    expect(isAlive(pid)).toBe(false);
+    await expect(p.send({ jsonrpc: '2.0', id: 2, method: 'ping' })).rejects.toThrow(/not running/);
+  });
+
   it('reports a spawn failure through onClose and rejects send()', async () => {
     const p = StdioProcess.spawn({ command: 'mcp-bridge-no-such-command', args: [], logger: silentLogger });
     started.push(p);
