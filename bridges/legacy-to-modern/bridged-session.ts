@@ -7,7 +7,7 @@ import type { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { runInputRounds, type InputRoundsOptions } from './input-rounds.js';
 import type { ListenKeeper } from './listen-keeper.js';
 import { isLoggingLevel, LOGGING_LEVELS, type SessionState } from './session-state.js';
-import { linkedSignal } from '../../src/links/linked-signal.js';
+import { LazyAbort } from '../../src/links/lazy-abort.js';
 
 type Obj = Record<string, unknown>;
 
@@ -56,6 +56,8 @@ export class BridgedSession implements LegacySessionHandler {
   private readonly opts: BridgedSessionOptions;
   private readonly log: Logger;
   private readonly abort = new AbortController();
+  /** The cancels of the calls in flight, aborted by close(). */
+  private readonly calls = new Set<LazyAbort>();
 
   constructor(opts: BridgedSessionOptions) {
     this.opts = opts;
@@ -68,9 +70,22 @@ export class BridgedSession implements LegacySessionHandler {
     const params = (req.params ?? {}) as Obj;
     const local = LOCAL_METHODS[req.method];
     if (local) return responseFor(req.id, await local(this, params));
-    const linked = linkedSignal([ctx.signal, this.abort.signal]);
-    const outcome = await runInputRounds({ method: req.method, params: req.params as Obj | undefined, state: this.state, ctx, signal: linked.signal }, this.opts).finally(linked.dispose);
-    return responseFor(req.id, req.method === 'tools/list' ? this.toolsList(outcome) : outcome);
+    // One cancel for the call, ended by the request's own (the face's cheap form where it has one) or by the
+    // session closing (close() aborts those in flight): an AbortSignal linked to both cost an AbortController
+    // and an EventTarget listener on each per call, and kept the call alive past a scavenge (issue 17).
+    const cancel = new LazyAbort();
+    const source = ctx.cancel ?? ctx.signal;
+    const onAbort = (): void => cancel.abort(source.reason);
+    if (source.aborted) onAbort();
+    else source.addEventListener('abort', onAbort, { once: true });
+    this.calls.add(cancel);
+    try {
+      const outcome = await runInputRounds({ method: req.method, params: req.params as Obj | undefined, state: this.state, ctx, signal: cancel }, this.opts);
+      return responseFor(req.id, req.method === 'tools/list' ? this.toolsList(outcome) : outcome);
+    } finally {
+      source.removeEventListener('abort', onAbort);
+      this.calls.delete(cancel);
+    }
   }
 
   /** digest §2.5: "A Streamable-HTTP client MUST reject an invalid tool definition by dropping that tool", with a warning. */
@@ -89,7 +104,10 @@ export class BridgedSession implements LegacySessionHandler {
 
   async close(): Promise<void> {
     if (this.abort.signal.aborted) return;
-    this.abort.abort(new Error('legacy session closed'));
+    const reason = new Error('legacy session closed');
+    this.abort.abort(reason);
+    for (const call of this.calls) call.abort(reason);
+    this.calls.clear();
     this.opts.keeper.close();
   }
 

@@ -1,6 +1,7 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/server';
 import type { LegacyRequestContext } from '../../src/contracts/downstream.js';
-import type { ModernLink } from '../../src/contracts/upstream.js';
+import type { CallSignal, ModernLink, OutboundRequest } from '../../src/contracts/upstream.js';
+import { LazyAbort } from '../../src/links/lazy-abort.js';
 import { RpcCode } from '../../src/jsonrpc/codes.js';
 import { notification, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { Logger } from '../../src/log.js';
@@ -35,14 +36,14 @@ export interface RoundsCall {
   state: SessionState;
   ctx: LegacyRequestContext;
   /** Aborts the upstream call and the loop (client cancel, session close). */
-  signal: AbortSignal;
+  signal: AbortSignal | LazyAbort;
 }
 
 function internal(message: string, bridgeCode?: string): RpcOutcome {
   return { error: bridgeCode ? { code: RpcCode.InternalError, message, data: { bridgeCode } } : { code: RpcCode.InternalError, message } };
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+function pause(ms: number, signal: CallSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -69,10 +70,13 @@ export async function runInputRounds(call: RoundsCall, opts: InputRoundsOptions)
   const urlElicitations: string[] = [];
   // --auth pass-through: the session's own credentials go upstream with each of its calls.
   const headers = ctx.session.principal?.upstreamHeaders;
-  const upstreamHeaders = headers === undefined ? {} : { headers };
-  let retry: Obj = {};
+  let retry: Obj | undefined;
   for (let round = 0; ; round++) {
-    const outcome = await opts.link.call({ method, params: { ...base, ...retry }, ...upstreamHeaders }, { signal, timeoutMs: opts.callTimeoutMs, onNotification });
+    // The first round sends `base` itself (stamped afresh for this call), with members set one by one:
+    // spread copies per call outlived a scavenge (src/links/upstream-http.ts, options).
+    const request: OutboundRequest = { method, params: retry === undefined ? base : { ...base, ...retry } };
+    if (headers !== undefined) request.headers = headers;
+    const outcome = await opts.link.call(request, { signal, timeoutMs: opts.callTimeoutMs, onNotification });
     if (signal.aborted) return internal(`${method} cancelled`, 'BRIDGE_ERR_CLOSED');
     if ('error' in outcome || outcome.result.resultType !== 'input_required') {
       const final = toLegacyOutcome(method, outcome);
@@ -116,7 +120,7 @@ async function answerRound(result: Obj, call: RoundsCall, opts: InputRoundsOptio
 /** Sends every input request at once; the first failure cancels the rest (the client is told). */
 async function askClient(entries: [string, InputRequest][], call: RoundsCall, opts: InputRoundsOptions, urlElicitations: string[]): Promise<{ responses: Obj } | { outcome: RpcOutcome }> {
   const round = new AbortController();
-  const signal = AbortSignal.any([call.signal, round.signal]);
+  const signal = AbortSignal.any([call.signal instanceof LazyAbort ? call.signal.signal : call.signal, round.signal]);
   const asks = entries.map(async ([key, req]) => {
     const legacy = toLegacyServerRequest(req, call.state.identity.protocolVersion);
     try {

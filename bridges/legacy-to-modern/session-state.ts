@@ -67,8 +67,13 @@ export class SessionState {
   stamp(params: Obj | undefined): Obj {
     const own = params?._meta;
     const meta = typeof own === 'object' && own !== null && !Array.isArray(own) ? (own as Obj) : {};
-    const out: Obj = { ...(params ?? {}), _meta: { ...meta, ...this.envelope() } };
-    delete out.task;
+    // A key before each spread, then plain stores: a spread copy given more keys afterwards outlives the
+    // young-generation GC on this V8 (src/links/upstream-http.ts, options). The envelope wins, as before.
+    const stamped: Obj = { [ENVELOPE_KEYS.protocolVersion]: undefined, ...meta };
+    Object.assign(stamped, this.envelope());
+    const out: Obj = { _meta: undefined, ...params };
+    out._meta = stamped;
+    if (Object.hasOwn(out, 'task')) delete out.task;
     return out;
   }
 }

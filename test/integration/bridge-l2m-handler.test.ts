@@ -5,6 +5,7 @@ import type { LegacyChannel, LegacyRequestContext, LegacySessionHandler } from '
 import type { ModernLink, UpstreamFacts } from '../../src/contracts/upstream.js';
 import { probeUpstream } from '../../src/epochs/probe-upstream.js';
 import { ModernHttpLink } from '../../src/links/modern-http-link.js';
+import { LazyAbort } from '../../src/links/lazy-abort.js';
 import { ModernStdioLink } from '../../src/links/modern-stdio-link.js';
 import { silentLogger } from '../../src/log.js';
 import { MODERN_STDIO_COMMAND, startModernHttpServer, type RunningModernServer } from '../helpers/modern-fixture.js';
@@ -31,12 +32,18 @@ async function open(bridge: LegacyToModernBridge, version = '2025-11-25', caps: 
     channel,
   );
   let seq = 0;
-  const call = (method: string, params: Obj, o: { answer?: Answer; signal?: AbortSignal } = {}) => {
+  const call = (method: string, params: Obj, o: { answer?: Answer; signal?: AbortSignal; cancel?: LazyAbort } = {}) => {
     const related: JSONRPCNotification[] = [];
     const asked: { method: string; params: Obj | undefined }[] = [];
+    const signal = o.signal ?? new AbortController().signal;
     const ctx = {
       session: { id: 's', protocolVersion: result.protocolVersion, clientCapabilities: caps, clientInfo: { name: 'x', version: '1' }, transport: 'streamable-http' },
-      signal: o.signal ?? new AbortController().signal,
+      // With the face's cheap cancel, reading the AbortSignal is what the bridge must not need.
+      get signal() {
+        if (o.cancel) throw new Error('ctx.signal read although ctx.cancel was given');
+        return signal;
+      },
+      cancel: o.cancel,
       notify: (n: JSONRPCNotification) => (related.push(n), true),
       request: (m: string, p: Obj | undefined) => {
         asked.push({ method: m, params: p });
@@ -227,6 +234,17 @@ for (const t of transports) {
       await s.session.close();
       expect(await c.response).toMatchObject({ error: { code: -32603 } });
       expect(await s.call('tools/call', { name: 'echo', arguments: { message: 'x' } }).response).toMatchObject({ error: { message: 'Session closed' } });
+    });
+
+    it('a client cancel through the face\'s own cancel (ctx.cancel, no AbortSignal read) aborts the upstream call, which the server sees', async () => {
+      const s = await session();
+      const cancel = new LazyAbort();
+      const c = s.call('tools/call', { name: 'slow', arguments: { ms: 5_000 } }, { cancel });
+      await slowRuns(s);
+      cancel.abort(new Error('cancelled by the client'));
+      expect(await c.response).toMatchObject({ error: { code: -32603 } });
+      const lastCancelled = async () => ((await s.call('tools/call', { name: 'last-cancelled', arguments: {} }).response) as unknown as { result: { structuredContent: { cancelled: unknown } } }).result.structuredContent.cancelled === true;
+      await waitFor(lastCancelled, 3_000, 'the upstream call cancelled');
     });
 
     it('a client cancel aborts the upstream call, which the server sees', async () => {
