@@ -92,6 +92,25 @@ describe.each(CLIENTS)('a stdio child that fails mid-call, $kind', ({ kind, conn
     report(`SIGKILL mid-call, ${kind}`, { errorAfterKillMs: latencyMs });
   });
 
+  it('a child that closes its stdin and runs on is ended at the first write that fails: its calls get an error at once, the next call a new child', async () => {
+    const before = Number(textOf(await caller.call('pid')));
+    const closesBefore = linesWith(cli.stderr(), 'fault-fixture: stdin closed by close-stdin').length;
+    const pending = errorOf(caller.call('close-stdin'));
+    await waitUntil('the child to close its stdin', () => linesWith(cli.stderr(), 'fault-fixture: stdin closed by close-stdin').length > closesBefore);
+    const started = Date.now();
+    const refused = await errorOf(caller.call('echo', { message: 'into a closed stdin' }));
+    expect(refused?.code).toBe(-32603);
+    expect(refused?.message).toMatch(/could not be written to \(write EPIPE\) and was ended/);
+    // The write's failure ended the child: no call waited for the call timeout.
+    expect(Date.now() - started).toBeLessThan(CALL_TIMEOUT_MS);
+    expect((await pending)?.code).toBe(-32603);
+    expect(isAlive(before)).toBe(false);
+    expect(linesWith(cli.stderr(), 'stdio.stdin_write_failed').length).toBeGreaterThan(0);
+
+    expect(textOf(await caller.call('echo', { message: 'after a closed stdin' }))).toBe('Echo: after a closed stdin');
+    expect(Number(textOf(await caller.call('pid')))).not.toBe(before);
+  });
+
   it('a child that never answers: --call-timeout gives the caller an error and the child gets notifications/cancelled', async () => {
     const cancelsBefore = linesWith(cli.stderr(), 'fault-fixture: cancelled hang').length;
     const started = Date.now();
