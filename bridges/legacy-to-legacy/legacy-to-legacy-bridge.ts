@@ -9,6 +9,7 @@ import type { Logger } from '../../src/log.js';
 import { DedicatedSession, openUpstream, upstreamRefusal } from './dedicated-session.js';
 import { PooledSession } from './pooled-session.js';
 import { PooledUpstream } from './pooled-upstream.js';
+import { TrackedSession } from '../shared/tracked-session.js';
 
 /** How a legacy-to-legacy bridge reaches its legacy upstream. */
 export interface LegacyToLegacyOptions {
@@ -89,16 +90,6 @@ export class LegacyToLegacyBridge implements LegacyHandler {
 
   /** Wraps a session so the bridge forgets it once it closes. */
   #track(inner: LegacySessionHandler): LegacySessionHandler {
-    const sessions = this.#sessions;
-    const tracked: LegacySessionHandler = {
-      handleRequest: (req, ctx) => inner.handleRequest(req, ctx),
-      handleNotification: (n) => inner.handleNotification(n),
-      close: async () => {
-        sessions.delete(tracked);
-        await inner.close();
-      },
-    };
-    sessions.add(tracked);
-    return tracked;
+    return new TrackedSession(inner, this.#sessions);
   }
 }

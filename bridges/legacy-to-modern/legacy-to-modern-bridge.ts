@@ -10,6 +10,7 @@ import { BridgedSession } from './bridged-session.js';
 import { initializeFromDiscover } from './initialize-from-discover.js';
 import { ListenKeeper } from './listen-keeper.js';
 import { ENVELOPE_KEYS, SessionState } from './session-state.js';
+import { TrackedSession } from '../shared/tracked-session.js';
 
 type Obj = Record<string, unknown>;
 
@@ -119,15 +120,6 @@ export class LegacyToModernBridge implements LegacyHandler {
   }
 
   private track(inner: BridgedSession): LegacySessionHandler {
-    const tracked: LegacySessionHandler = {
-      handleRequest: (req, ctx) => inner.handleRequest(req, ctx),
-      handleNotification: (n) => inner.handleNotification(n),
-      close: async () => {
-        this.sessions.delete(tracked);
-        await inner.close();
-      },
-    };
-    this.sessions.add(tracked);
-    return tracked;
+    return new TrackedSession(inner, this.sessions);
   }
 }

@@ -1,5 +1,5 @@
-import type { JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
-import type { LegacyHandler, LegacySessionHandler, ModernHandler } from '../contracts/downstream.js';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/server';
+import type { LegacyHandler, LegacyRequestContext, LegacySessionHandler, ModernHandler } from '../contracts/downstream.js';
 import { RpcError } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse } from '../jsonrpc/messages.js';
@@ -77,11 +77,12 @@ export class InflightCalls {
   }
 
   private wrapSession(s: LegacySessionHandler): LegacySessionHandler {
-    return {
-      handleRequest: (req, ctx) => (this.drainingFlag ? Promise.resolve(refusal(req.id)) : this.track(() => s.handleRequest(req, ctx))),
-      handleNotification: (n) => s.handleNotification(n),
-      close: () => s.close(),
-    };
+    return new CountedSession(s, this);
+  }
+
+  /** @internal One request of a counted session: refused while draining, else counted while it runs. */
+  countRequest(id: RequestId, run: () => Promise<JSONRPCResponse>): Promise<JSONRPCResponse> {
+    return this.drainingFlag ? Promise.resolve(refusal(id)) : this.track(run);
   }
 
   /** Counts a call while it runs; a reaction rather than an async frame, since a listen may run for hours. */
@@ -108,4 +109,24 @@ export class InflightCalls {
 
 function refusal(id: RequestId): JSONRPCResponse {
   return errorResponse(id, { code: RpcCode.InternalError, message: SHUTTING_DOWN });
+}
+
+/** A session whose requests are counted: a class, not three closures per idle session (issue 17). */
+class CountedSession implements LegacySessionHandler {
+  constructor(
+    private readonly inner: LegacySessionHandler,
+    private readonly calls: InflightCalls,
+  ) {}
+
+  handleRequest(req: JSONRPCRequest, ctx: LegacyRequestContext): Promise<JSONRPCResponse> {
+    return this.calls.countRequest(req.id, () => this.inner.handleRequest(req, ctx));
+  }
+
+  handleNotification(n: JSONRPCNotification): void {
+    this.inner.handleNotification(n);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }

@@ -211,7 +211,8 @@ export class LegacySessionDriver {
         return errorResponse(req.id, { code: RpcCode.InternalError, message: 'Session closed' });
       }
       this.session = session;
-      this.sessionInfo = { ...base, protocolVersion: result.protocolVersion };
+      // The key before the spread: a spread copy given more keys gets a hidden class of its own (log.ts, child).
+      this.sessionInfo = { protocolVersion: result.protocolVersion, ...base };
       this.log.info('legacy.session.open', { protocolVersion: result.protocolVersion, client: base.clientInfo.name });
       return resultResponse(req.id, result as unknown as Record<string, unknown>);
     } catch (err) {

@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
-import type { LegacyHandler, LegacySessionHandler, LegacySessionInfo, ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
+import type { JSONRPCNotification, JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/server';
+import type { LegacyHandler, LegacyRequestContext, LegacySessionHandler, LegacySessionInfo, ModernHandler, ModernRequestContext } from '../contracts/downstream.js';
 import type { Outcome, RequestMetrics, RequestRecorder } from './bridge-metrics.js';
 import { KnownTools, methodLabel } from './method-label.js';
 import { TRACE_CONTEXT, TRACE_HEADERS, extractParent, runIn, type Span, type Tracing } from './tracing.js';
@@ -162,9 +162,26 @@ export function observeLegacy(h: LegacyHandler, o: Observers): LegacyHandler {
 }
 
 function observeSession(s: LegacySessionHandler, o: Observers, site: RequestSite): LegacySessionHandler {
-  return {
-    handleRequest: (req, ctx) => observe(o, site, req, () => s.handleRequest(req, ctx)),
-    handleNotification: (n) => s.handleNotification(n),
-    close: () => s.close(),
-  };
+  return new ObservedSession(s, o, site);
+}
+
+/** A session whose requests are observed: a class, not three closures per idle session (issue 17). */
+class ObservedSession implements LegacySessionHandler {
+  constructor(
+    private readonly inner: LegacySessionHandler,
+    private readonly observers: Observers,
+    private readonly site: RequestSite,
+  ) {}
+
+  handleRequest(req: JSONRPCRequest, ctx: LegacyRequestContext): Promise<JSONRPCResponse> {
+    return observe(this.observers, this.site, req, () => this.inner.handleRequest(req, ctx));
+  }
+
+  handleNotification(n: JSONRPCNotification): void {
+    this.inner.handleNotification(n);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }
