@@ -27,7 +27,6 @@ const GET_STREAM_WAIT_MS = 2_000;
 /** A per-call deadline this long (setTimeout's maximum) or longer is none. */
 const NO_DEADLINE_MS = 2 ** 31 - 1;
 
-
 /** Unsolicited notifications kept for the session's owner while it has none yet. */
 const EARLY_NOTIFICATIONS_MAX = 64;
 
