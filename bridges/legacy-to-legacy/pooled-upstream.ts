@@ -11,6 +11,7 @@ import { fanoutTargets } from './notification-fanout.js';
 import { RootsAffinity } from './roots-affinity.js';
 import { SessionRegistry, type DownstreamRecord } from './session-registry.js';
 import { SubscriptionTable } from './subscription-table.js';
+import { IdTable } from '../../src/heap/id-table.js';
 
 /** Calls that may make the server ask the client something (DESIGN "Hard parts": correlation). */
 const INPUT_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -42,7 +43,7 @@ export class PooledUpstream {
   /** `key\nuri` → the upstream session that holds the subscription. */
   readonly #subscribedOn = new Map<string, LegacyUpstreamSession>();
   /** `key\nuri` → the tail of its upstream subscribe/unsubscribe operations, run one at a time. */
-  readonly #chains = new Map<string, Promise<unknown>>();
+  readonly #chains = new IdTable<string, Promise<unknown>>();
   readonly #watched = new WeakSet<LegacyUpstreamSession>();
   /** key → the anchor its downstream sessions were answered from, unanchored when the last one leaves. */
   readonly #anchors = new Map<string, LegacyUpstreamSession>();

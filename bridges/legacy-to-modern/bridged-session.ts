@@ -8,6 +8,7 @@ import { runInputRounds, type InputRoundsOptions } from './input-rounds.js';
 import type { ListenKeeper } from './listen-keeper.js';
 import { isLoggingLevel, LOGGING_LEVELS, type SessionState } from './session-state.js';
 import { LazyAbort } from '../../src/links/lazy-abort.js';
+import { LiveSet } from '../../src/heap/live-set.js';
 
 type Obj = Record<string, unknown>;
 
@@ -57,7 +58,7 @@ export class BridgedSession implements LegacySessionHandler {
   private readonly log: Logger;
   private readonly abort = new AbortController();
   /** The cancels of the calls in flight, aborted by close(). */
-  private readonly calls = new Set<LazyAbort>();
+  private readonly calls = new LiveSet<LazyAbort>();
 
   constructor(opts: BridgedSessionOptions) {
     this.opts = opts;
@@ -106,7 +107,7 @@ export class BridgedSession implements LegacySessionHandler {
     if (this.abort.signal.aborted) return;
     const reason = new Error('legacy session closed');
     this.abort.abort(reason);
-    for (const call of this.calls) call.abort(reason);
+    for (const call of this.calls.snapshot()) call.abort(reason);
     this.calls.clear();
     this.opts.keeper.close();
   }

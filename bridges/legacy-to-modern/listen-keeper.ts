@@ -4,6 +4,7 @@ import type { ModernLink } from '../../src/contracts/upstream.js';
 import { notification, type RpcOutcome } from '../../src/jsonrpc/messages.js';
 import type { Logger } from '../../src/log.js';
 import type { ListenBudget } from '../shared/listen-budget.js';
+import { LIVE_SLOT, LiveSet } from '../../src/heap/live-set.js';
 
 type Obj = Record<string, unknown>;
 
@@ -41,6 +42,7 @@ export interface ListenKeeperOptions {
 }
 
 interface Listen {
+  [LIVE_SLOT]: number;
   id: string;
   key: string;
   controller: AbortController;
@@ -59,7 +61,7 @@ interface Listen {
  */
 export class ListenKeeper {
   private readonly opts: ListenKeeperOptions;
-  private readonly live = new Set<Listen>();
+  private readonly live = new LiveSet<Listen>();
   private current: Listen | undefined;
   private uris: string[] = [];
   private chain: Promise<void> = Promise.resolve();
@@ -93,7 +95,7 @@ export class ListenKeeper {
     if (this.closed) return;
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    for (const l of this.live) l.controller.abort(new Error('legacy session closed'));
+    for (const l of this.live.snapshot()) l.controller.abort(new Error('legacy session closed'));
     this.live.clear();
     this.current = undefined;
     this.releaseSlot();
@@ -156,6 +158,7 @@ export class ListenKeeper {
   private open(filter: Obj, key: string): Listen {
     let ack!: (ok: boolean) => void;
     const listen: Listen = {
+      [LIVE_SLOT]: -1,
       id: `mcp-bridge-listen-${randomUUID()}`,
       key,
       controller: new AbortController(),

@@ -7,9 +7,10 @@ import type { SessionPool } from '../../src/links/session-pool.js';
 import type { Logger } from '../../src/log.js';
 import { LISTEN_LIMIT_MESSAGE, type ListenBudget } from '../shared/listen-budget.js';
 import { acknowledgement, ListenFilter, stampSubscription, SUBSCRIPTION_ID_META_KEY } from '../shared/listen-filter.js';
-import type { LogRelay } from './log-relay.js';
+import { LOG_SLOT, type LogRelay } from './log-relay.js';
 import { META } from './modern-envelope.js';
 import { principalId } from '../../src/identity/principal.js';
+import { LIVE_SLOT, LiveSet } from '../../src/heap/live-set.js';
 
 /**
  * `subscriptions/listen` in front of a legacy server (digest §1.8, §5.4): the
@@ -39,6 +40,7 @@ export interface ListenRelayOptions {
  * request context it answers on already carries `notify` and the signal.
  */
 interface Listen {
+  [LIVE_SLOT]: number;
   readonly id: RequestId;
   filter: ListenFilter;
   readonly ctx: ModernRequestContext;
@@ -65,7 +67,7 @@ const noop = (): void => undefined;
 /** Every open listen of one bridge, and the upstream subscriptions they hold. */
 export class ListenRelay {
   readonly #opts: ListenRelayOptions;
-  readonly #listens = new Set<Listen>();
+  readonly #listens = new LiveSet<Listen>();
   readonly #subs = new Map<LegacyUpstreamSession, Map<string, UriSubscription>>();
 
   constructor(opts: ListenRelayOptions) {
@@ -129,7 +131,7 @@ export class ListenRelay {
     const answer = new Promise<RpcOutcome>((r) => {
       resolve = r;
     });
-    const listen: Listen = { id, filter, ctx, session, init, resolve, onAbort: noop };
+    const listen: Listen = { [LIVE_SLOT]: -1, id, filter, ctx, session, init, resolve, onAbort: noop };
     this.#watch(listen);
     this.#opts.logger.info('m2l.listen_opened', { id, honoured: filter.honoured, session: session?.id });
     return answer;
@@ -175,7 +177,7 @@ export class ListenRelay {
 
   /** Ends every listen with its graceful result (digest §5.4 step 7). */
   close(): void {
-    for (const listen of [...this.#listens]) this.#end(listen);
+    for (const listen of this.#listens.snapshot()) this.#end(listen);
   }
 
   #graceful(id: RequestId): RpcOutcome {
@@ -218,7 +220,7 @@ export class ListenRelay {
   }
 
   async #call(session: LegacyUpstreamSession, method: string, uri: string): Promise<boolean> {
-    const untrack = this.#opts.logRelay.track(session, { current: () => undefined });
+    const untrack = this.#opts.logRelay.track(session, { [LOG_SLOT]: -1, current: () => undefined });
     const outcome = await session.call({ method, params: { uri } }, { timeoutMs: this.#opts.callTimeoutMs }).finally(untrack);
     if ('error' in outcome) this.#opts.logger.warn('m2l.subscription_call_failed', { method, uri, session: session.id, error: outcome.error });
     return !('error' in outcome);
@@ -237,7 +239,7 @@ export class ListenRelay {
   /** The anchor died (child exit, 404, stream drop): subscribe again on a fresh one (digest §5.1 "re-subscribe"). */
   async #reanchor(dead: LegacyUpstreamSession, reason: string): Promise<void> {
     this.#subs.delete(dead);
-    const affected = [...this.#listens].filter((l) => l.session === dead);
+    const affected = this.#listens.snapshot().filter((l) => l.session === dead);
     for (const listen of affected) {
       listen.session = undefined;
       try {

@@ -3,6 +3,7 @@ import type { LegacyUpstreamSession } from '../../src/contracts/upstream.js';
 import type { Logger } from '../../src/log.js';
 import { levelAdmits, moreVerbose, type LoggingLevel } from './modern-envelope.js';
 import type { LegSink } from './progress-relay.js';
+import { LiveSet } from '../../src/heap/live-set.js';
 
 /**
  * Per-request logging in front of per-session logging (digest §5.5, §1.9).
@@ -14,14 +15,18 @@ import type { LegSink } from './progress-relay.js';
  */
 
 /** One request in flight on a session; `current()` is its attached leg, if any. */
+/** A subscriber's slot in its session's set of calls in flight (live-set.ts). */
+export const LOG_SLOT: unique symbol = Symbol('mcp-bridge.logSlot');
+
 export interface LogSubscriber {
+  [LOG_SLOT]: number;
   current(): LegSink | undefined;
 }
 
 interface SessionLogState {
   /** The level last set upstream; undefined until the bridge set one. */
   level?: LoggingLevel;
-  inFlight: Set<LogSubscriber>;
+  inFlight: LiveSet<LogSubscriber, typeof LOG_SLOT>;
 }
 
 export interface LogRelayOptions {
@@ -90,7 +95,7 @@ export class LogRelay {
   #state(session: LegacyUpstreamSession): SessionLogState {
     let state = this.#sessions.get(session);
     if (!state) {
-      state = { inFlight: new Set() };
+      state = { inFlight: new LiveSet(LOG_SLOT) };
       this.#sessions.set(session, state);
     }
     return state;

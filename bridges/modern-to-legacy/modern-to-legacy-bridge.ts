@@ -17,7 +17,7 @@ import { RequestStateCodec } from '../shared/request-state.js';
 import { ToolHeaderRegistry } from '../shared/tool-header-registry.js';
 import { discoverFromInitialize, upstreamServerInfo } from './discover-from-initialize.js';
 import { ListenRelay } from './listen-relay.js';
-import { LogRelay, type LogSubscriber } from './log-relay.js';
+import { LOG_SLOT, LogRelay, type LogSubscriber } from './log-relay.js';
 import { readEnvelope, upstreamParams, type ModernEnvelope } from './modern-envelope.js';
 import { MrtrRounds } from './mrtr-rounds.js';
 import { ProgressRelay } from './progress-relay.js';
@@ -226,7 +226,7 @@ export class ModernToLegacyBridge implements ModernHandler {
     const session = lease.session;
     const progress = new ProgressRelay(c.env.progressToken);
     progress.attach({ notify: (n) => c.ctx.notify(n), progressToken: c.env.progressToken, logLevel: c.env.logLevel });
-    const sub: LogSubscriber = { current: () => progress.leg };
+    const sub: LogSubscriber = { [LOG_SLOT]: -1, current: () => progress.leg };
     const untrack = this.#logRelay.track(session, sub);
     let undeclared: RpcOutcome | undefined;
     const onServerRequest = (sreq: JSONRPCRequest): Promise<Obj> => {

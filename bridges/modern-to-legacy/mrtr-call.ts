@@ -8,8 +8,10 @@ import type { Logger } from '../../src/log.js';
 import { declaresInputCapability, isEmbeddableInputMethod } from '../shared/capabilities-to-legacy.js';
 import { undeclaredInput } from './undeclared-input.js';
 import type { Parkable } from '../shared/parked-calls.js';
-import type { LogRelay, LogSubscriber } from './log-relay.js';
+import { LOG_SLOT, type LogRelay, type LogSubscriber } from './log-relay.js';
+import { LIVE_SLOT } from '../../src/heap/live-set.js';
 import { ProgressRelay, type LegSink } from './progress-relay.js';
+import { IdTable } from '../../src/heap/id-table.js';
 
 /**
  * One upstream call that may stop for input, across the modern legs (first
@@ -80,11 +82,18 @@ export interface MrtrCallOptions {
 const KEY_PREFIX: Record<string, string> = { 'elicitation/create': 'elicit', 'sampling/createMessage': 'sample', 'roots/list': 'roots' };
 
 
+/** A call's slot in MrtrRounds' set of calls running a leg now. */
+export const RUNNING_SLOT: unique symbol = Symbol('mcp-bridge.runningSlot');
+
 export class MrtrCall implements Parkable, LogSubscriber {
+  [LOG_SLOT] = -1;
+  /** Slots in MrtrRounds' sets of live and of running calls (live-set.ts). */
+  [LIVE_SLOT] = -1;
+  [RUNNING_SLOT] = -1;
   readonly session: LegacyUpstreamSession;
   readonly progress: ProgressRelay;
   readonly #opts: MrtrCallOptions;
-  readonly #pending = new Map<string, PendingInput>();
+  readonly #pending = new IdTable<string, PendingInput>();
   readonly #abort = new AbortController();
   #keys = 0;
   #started = false;

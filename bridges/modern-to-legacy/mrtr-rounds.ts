@@ -11,8 +11,9 @@ import { ParkedCalls } from '../shared/parked-calls.js';
 import type { RequestStateCodec } from '../shared/request-state.js';
 import type { LogRelay } from './log-relay.js';
 import { META, type ModernEnvelope, upstreamParams } from './modern-envelope.js';
-import { MrtrCall, type InputRequestEntry, type Leg, type LegOutcome } from './mrtr-call.js';
+import { MrtrCall, RUNNING_SLOT, type InputRequestEntry, type Leg, type LegOutcome } from './mrtr-call.js';
 import { UrlElicitationPending, urlElicitationRound } from './url-elicitation-required.js';
+import { LiveSet } from '../../src/heap/live-set.js';
 
 /**
  * Multi round-trip requests in front of a legacy server (digest §1.7, §5.3
@@ -67,9 +68,9 @@ type Parked = MrtrCall | UrlElicitationPending;
 export class MrtrRounds {
   readonly #opts: MrtrRoundsOptions;
   readonly #parked: ParkedCalls<Parked>;
-  readonly #active = new Set<MrtrCall>();
+  readonly #active = new LiveSet<MrtrCall, typeof RUNNING_SLOT>(RUNNING_SLOT);
   /** Calls that may still receive server requests; pruned as they end. */
-  readonly #live = new Set<MrtrCall>();
+  readonly #live = new LiveSet<MrtrCall>();
 
   constructor(opts: MrtrRoundsOptions) {
     this.#opts = opts;
@@ -110,7 +111,7 @@ export class MrtrRounds {
    */
   soleLiveCallOn(session: LegacyUpstreamSession): MrtrCall | undefined {
     const live: MrtrCall[] = [];
-    for (const call of this.#live) {
+    for (const call of this.#live.snapshot()) {
       if (!call.live) this.#live.delete(call);
       else if (call.session === session) live.push(call);
     }
@@ -120,7 +121,7 @@ export class MrtrRounds {
   /** Cancels every parked and running call (bridge shutdown). */
   close(reason: string): void {
     this.#parked.cancelAll(reason);
-    for (const call of this.#active) call.cancel(reason);
+    for (const call of this.#active.snapshot()) call.cancel(reason);
     this.#active.clear();
   }
 

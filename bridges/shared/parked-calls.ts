@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { IdTable } from '../../src/heap/id-table.js';
 
 /**
  * The table of upstream calls waiting for a modern client's retry (digest
@@ -40,7 +41,7 @@ interface Slot<T> {
  * hold a thousand timers and their closures (bench row 4).
  */
 export class ParkedCalls<T extends Parkable> {
-  readonly #slots = new Map<string, Slot<T>>();
+  readonly #slots = new IdTable<string, Slot<T>>();
   readonly #opts: ParkedCallsOptions;
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;

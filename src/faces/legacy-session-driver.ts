@@ -26,6 +26,7 @@ import { legacyParamsProblem } from './legacy-params.js';
 import { invalidParamsError } from './params-shape.js';
 import { PendingClientRequests } from './pending-client-requests.js';
 import { LazyAbort } from '../links/lazy-abort.js';
+import { IdTable } from '../heap/id-table.js';
 
 /** How long a client may take to answer a bridged server→client request, unless told otherwise. */
 const DEFAULT_INPUT_TIMEOUT_MS = 10 * 60_000;
@@ -65,7 +66,7 @@ export class LegacySessionDriver {
   private sessionInfo: LegacySessionInfo | undefined;
   private opening = false;
   private closed = false;
-  private readonly inflight = new Map<string, RequestContext>();
+  private readonly inflight = new IdTable<string, RequestContext>();
   private readonly pending: PendingClientRequests;
   private readonly closeListeners: Array<() => void> = [];
   private readonly log: Logger;

@@ -1,6 +1,7 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/server';
 import type { ModernRequestContext } from '../contracts/downstream.js';
 import type { Principal } from '../identity/principal.js';
+import { LIVE_SLOT } from '../heap/live-set.js';
 import type { LazySseReply } from './lazy-sse-reply.js';
 
 /**
@@ -14,6 +15,7 @@ export class ModernInflight implements ModernRequestContext {
   /** Set once the answer is being written: nothing more is sent for the request (digest §1.9). */
   settled = false;
   cancelled = false;
+  [LIVE_SLOT] = -1;
   private controller: AbortController | undefined;
   private reason: Error | undefined;
   private listeners: Array<() => void> | undefined;

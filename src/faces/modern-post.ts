@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { principalOf, type Principal } from '../identity/principal.js';
 import { upstreamRefusal } from './auth-upstream-refusal.js';
 import { LazySseReply } from './lazy-sse-reply.js';
+import { LiveSet } from '../heap/live-set.js';
 import { ModernInflight } from './modern-inflight.js';
 import { validateModernMessage } from './modern-validation.js';
 
@@ -43,7 +44,7 @@ export function writeJsonError(res: ServerResponse, status: number, id: RequestI
  */
 export class ModernPost {
   /** The requests being answered, for shutdown. */
-  private readonly inflight = new Set<ModernInflight>();
+  private readonly inflight = new LiveSet<ModernInflight>();
   private readonly log: Logger;
 
   constructor(private readonly opts: ModernPostOptions) {
@@ -75,7 +76,7 @@ export class ModernPost {
 
   /** Aborts every request in flight (shutdown). */
   close(): void {
-    for (const entry of this.inflight) entry.cancel(new Error('bridge shutting down'));
+    for (const entry of this.inflight.snapshot()) entry.cancel(new Error('bridge shutting down'));
     this.inflight.clear();
   }
 

@@ -2,6 +2,7 @@ import type { JSONRPCMessage, JSONRPCResponse } from '@modelcontextprotocol/serv
 import { RpcCode } from '../jsonrpc/codes.js';
 import { isErrorResponse, notification, request, type RpcErrorBody } from '../jsonrpc/messages.js';
 import { RpcError } from '../errors.js';
+import { IdTable } from '../heap/id-table.js';
 
 /** How a server→client request is written toward the client; false when it cannot be delivered. */
 export type WriteMessage = (msg: JSONRPCMessage) => boolean;
@@ -22,7 +23,7 @@ interface Pending {
  * with ids the bridge or the client chose.
  */
 export class PendingClientRequests {
-  private readonly pending = new Map<string, Pending>();
+  private readonly pending = new IdTable<string, Pending>();
   private seq = 0;
   private closedReason: string | undefined;
 

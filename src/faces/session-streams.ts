@@ -4,6 +4,7 @@ import { formatEventId, parseEventId } from '../wire/sse-event-id.js';
 import { EventStore } from './event-store.js';
 import { ResumableStream, type StreamHost } from './resumable-stream.js';
 import { SseStream, type SseStreamOptions } from './sse-stream.js';
+import { IdTable } from '../heap/id-table.js';
 
 /** `retry` of priming events: how long a client waits before it reconnects to a dropped stream. */
 export const SSE_RETRY_MS = 1_000;
@@ -37,7 +38,7 @@ export class SessionStreams implements StreamHost {
   /** The current standalone stream; it stays resumable while its client is away. */
   #get: ResumableStream | undefined;
   /** POST streams whose response is still to come, by number: an id older than the store can still find them. */
-  #running: Map<number, ResumableStream> | undefined;
+  #running: IdTable<number, ResumableStream> | undefined;
 
   constructor(private readonly opts: SessionStreamsOptions) {
     this.resumable = opts.maxEvents > 0;
@@ -69,7 +70,7 @@ export class SessionStreams implements StreamHost {
   /** The SSE form of one POST's reply. */
   openPost(res: ServerResponse): ResumableStream {
     const stream = new ResumableStream(++this.#streams, 'post', this);
-    (this.#running ??= new Map()).set(stream.no, stream);
+    (this.#running ??= new IdTable()).set(stream.no, stream);
     stream.begin(res);
     return stream;
   }

@@ -11,6 +11,7 @@ import { LineBuffer, LineTooLongError } from '../wire/index.js';
 import { parseInboundJson } from './inbound-json.js';
 import { LegacySessionDriver } from './legacy-session-driver.js';
 import { hasEnvelopeClaim, validateModernMessage } from './modern-validation.js';
+import { IdTable } from '../heap/id-table.js';
 
 export interface StdioFaceOptions {
   modern: ModernHandler;
@@ -40,7 +41,7 @@ export class StdioFace {
   readonly done: Promise<void>;
   private phase: Phase = 'opening';
   private driver: LegacySessionDriver | undefined;
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new IdTable<string, AbortController>();
   private readonly lines: LineBuffer;
   private readonly input: NodeJS.ReadableStream;
   private readonly output: NodeJS.WritableStream;

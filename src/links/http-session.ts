@@ -15,6 +15,7 @@ import { ProgressTokens } from './progress-tokens.js';
 import { SessionCall, type SessionCallOwner } from './session-call.js';
 import { SessionMemo } from './session-memo.js';
 import type { UpstreamReply } from './upstream-reply.js';
+import { IdTable } from '../heap/id-table.js';
 
 export interface HttpSessionOptions {
   logger: Logger;
@@ -44,7 +45,7 @@ export class HttpSession implements LegacyUpstreamSession {
   private readonly client: HttpSessionClient;
   private readonly opts: HttpSessionOptions;
   private readonly log: Logger;
-  private readonly pending = new Map<RequestId, SessionCall>();
+  private readonly pending = new IdTable<RequestId, SessionCall>();
   /** One timer for every call's deadline, not a setTimeout per call (issue 17, as the modern link has). */
   private readonly deadlines = new DeadlineTimer<SessionCall>(
     () => this.pending.values(),
@@ -52,7 +53,7 @@ export class HttpSession implements LegacyUpstreamSession {
   );
   private readonly progress = new ProgressTokens();
   /** Server requests being answered; one the server cancels gets no late answer (digest §4.1). */
-  private readonly inbound = new Map<RequestId, { cancelled: boolean }>();
+  private readonly inbound = new IdTable<RequestId, { cancelled: boolean }>();
   private readonly closeListeners: Array<(reason: string) => void> = [];
   private readonly exchange: PostExchange;
   private unsolicited: UnsolicitedHandlers | undefined;

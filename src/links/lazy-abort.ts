@@ -1,4 +1,5 @@
 import { CancelScope } from './cancel-scope.js';
+import { LIVE_SLOT } from '../heap/live-set.js';
 
 /**
  * A legacy session call's cancel: a CancelScope (what node:http exchanges and
@@ -7,6 +8,7 @@ import { CancelScope } from './cancel-scope.js';
  * a listener on it for every call (issue 17, row 6), though calls are rarely cancelled.
  */
 export class LazyAbort extends CancelScope {
+  [LIVE_SLOT] = -1;
   #controller: AbortController | undefined;
 
   /** The AbortSignal of this cancel, aborted with the same reason. */

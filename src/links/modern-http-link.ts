@@ -12,6 +12,7 @@ import { CancelScope } from './cancel-scope.js';
 import { DeadlineTimer, type Deadlined } from './deadline-timer.js';
 import { ToolHeaderCache } from './tool-header-cache.js';
 import { UpstreamTarget } from './upstream-http.js';
+import { LIVE_SLOT, LiveSet } from '../heap/live-set.js';
 
 export interface ModernHttpLinkOptions {
   /** The server's MCP endpoint. */
@@ -47,7 +48,7 @@ export class ModernHttpLink implements ModernLink {
   private readonly target: UpstreamTarget;
   /** The headers every POST carries before the per-call ones: the user's, then content type and accept, names lower case. */
   private readonly baseHeaders: Record<string, string>;
-  private readonly live = new Set<LiveCall>();
+  private readonly live = new LiveSet<LiveCall>();
   /** One timer for every call's deadline, not a setTimeout per call (issue 7). */
   private readonly deadlines = new DeadlineTimer<LiveCall>(
     () => this.live,
@@ -91,7 +92,7 @@ export class ModernHttpLink implements ModernLink {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const c of this.live) c.abort(new Error('the upstream link closed'));
+    for (const c of this.live.snapshot()) c.abort(new Error('the upstream link closed'));
     this.live.clear();
     this.deadlines.stop();
   }
@@ -213,6 +214,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** One call in flight: its cancel, and its deadline on the link's shared timer. */
 class LiveCall extends CancelScope implements Deadlined {
   readonly deadline: number;
+  [LIVE_SLOT] = -1;
 
   constructor(
     readonly method: string,

@@ -4,6 +4,7 @@ import { RpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, isErrorResponse, isNotification, isRequest, isResultResponse, metaOf, outcomeOf, type RpcOutcome } from '../jsonrpc/messages.js';
 import type { Logger } from '../log.js';
 import { ProgressTokens } from './progress-tokens.js';
+import { IdTable } from '../heap/id-table.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
@@ -32,7 +33,7 @@ export interface ModernStdioCall {
  */
 export class ModernStdioCalls {
   private nextId = 1;
-  private readonly byWire = new Map<number, ModernStdioCall>();
+  private readonly byWire = new IdTable<number, ModernStdioCall>();
   readonly progress = new ProgressTokens();
 
   constructor(private readonly log: Logger) {}

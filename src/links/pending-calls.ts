@@ -4,6 +4,7 @@ import { BridgeError } from '../errors.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { notification, request, type RpcErrorBody, type RpcOutcome } from '../jsonrpc/messages.js';
 import { DeadlineTimer, type Deadlined } from './deadline-timer.js';
+import { IdTable } from '../heap/id-table.js';
 
 /** One call in flight on a pipe session. */
 export interface PendingCall {
@@ -29,8 +30,8 @@ function isObj(v: unknown): v is Obj {
  */
 export class PendingCalls {
   private nextId = 1;
-  private readonly byId = new Map<number, Call>();
-  private readonly byToken = new Map<string, Call>();
+  private readonly byId = new IdTable<number, Call>();
+  private readonly byToken = new IdTable<string, Call>();
   /** One timer for every deadline (a setTimeout per call cost a timer and a closure each). */
   private readonly deadlines = new DeadlineTimer<Call>(
     () => this.byId.values(),

@@ -19,6 +19,7 @@ import {
 import type { Logger } from '../log.js';
 import type { MessagePipe } from './message-pipe.js';
 import { PendingCalls, type PendingCall } from './pending-calls.js';
+import { IdTable } from '../heap/id-table.js';
 
 /** How a pipe session behaves. */
 export interface PipeSessionOptions {
@@ -63,7 +64,7 @@ class PipeSession implements LegacyUpstreamSession {
   private readonly calls: PendingCalls;
   private unsolicited: UnsolicitedHandlers | undefined;
   /** Server requests being answered, by wire id: cancelled ones get no late response. */
-  private readonly inbound = new Map<string, { cancelled: boolean; call?: PendingCall }>();
+  private readonly inbound = new IdTable<string, { cancelled: boolean; call?: PendingCall }>();
   private closeReason: string | undefined;
   private readonly closeListeners: Array<(reason: string) => void> = [];
 

@@ -1,5 +1,6 @@
 import type { JSONRPCNotification, ProgressToken, RequestId } from '@modelcontextprotocol/server';
 import type { CallHandlers } from '../contracts/upstream.js';
+import { IdTable } from '../heap/id-table.js';
 
 interface Entry {
   callId: RequestId;
@@ -19,8 +20,8 @@ export interface ProgressTarget {
  */
 export class ProgressTokens {
   private next = 1;
-  private readonly byWire = new Map<ProgressToken, Entry>();
-  private readonly byCall = new Map<RequestId, ProgressToken>();
+  private readonly byWire = new IdTable<ProgressToken, Entry>();
+  private readonly byCall = new IdTable<RequestId, ProgressToken>();
 
   /** Params with `_meta.progressToken` replaced, or the same params when there is none. */
   rewrite(params: Record<string, unknown> | undefined, callId: RequestId): Record<string, unknown> | undefined {
