@@ -16,13 +16,18 @@ const COUNTS = {
   full: { n: 1000, warm: 50, supergatewayN: 8, supergatewayWarm: 2, stdioParked: 4, listenWarm: 20 },
   quick: { n: 150, warm: 20, supergatewayN: 2, supergatewayWarm: 1, stdioParked: 2, listenWarm: 20 },
 };
+/** BENCH_MEMORY_N=5000: more items per measurement, where a fixed cost (V8 growing its young generation) weighs less per item. */
+const N_OVERRIDE = Number(process.env.BENCH_MEMORY_N) > 0 ? Math.floor(Number(process.env.BENCH_MEMORY_N)) : undefined;
+if (N_OVERRIDE) for (const c of Object.values(COUNTS)) c.n = N_OVERRIDE;
 /** mcp-bridge refuses items past its limits (1000 each by default); a measurement needs warm + n. */
-const BRIDGE_ROOM = () =>
-  knownBridgeFlags([
-    ['--max-sessions', '2000'],
-    ['--max-parked', '2000'],
-    ['--max-listens', '2000'],
+const BRIDGE_ROOM = () => {
+  const room = String(Math.max(2000, (N_OVERRIDE ?? 0) + 1000));
+  return knownBridgeFlags([
+    ['--max-sessions', room],
+    ['--max-parked', room],
+    ['--max-listens', room],
   ]);
+};
 const SETTLE_MS = 1_000;
 const OPEN_PARALLEL = 16;
 
