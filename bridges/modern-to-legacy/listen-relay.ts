@@ -165,7 +165,8 @@ export class ListenRelay {
   /** One unsolicited upstream notification: to every listen whose filter takes it. */
   dispatch(session: LegacyUpstreamSession, n: JSONRPCNotification): void {
     const owner = session.init.principal ?? '';
-    for (const listen of this.#listens) {
+    // A copy: a listen whose stream fails as it is written to leaves the set, which would skip another.
+    for (const listen of this.#listens.snapshot()) {
       if (!listen.filter.accepts(n)) continue;
       // A listen hears only its own principal's upstream sessions (DESIGN "Identity"): one user's view never reaches another.
       if (principalId(listen.ctx.principal) !== owner) continue;
