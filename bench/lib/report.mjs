@@ -106,7 +106,9 @@ function issue17Targets(cells) {
     ? verdict(idleGet.rssKiBPer <= 1.2 * (sse.rssKiBPer + idle.rssKiBPer), `Row 4: an idle session with its GET stream ≤ 1.2× (bare SSE response + idle session) — ${f(idleGet.rssKiBPer, 1)} KiB vs ${f(sse.rssKiBPer, 1)} + ${f(idle.rssKiBPer, 1)} KiB RSS (${f(idleGet.rssKiBPer / (sse.rssKiBPer + idle.rssKiBPer), 2)}×); live heap ${f(idleGet.liveHeapKiBPer, 1)} KiB`)
     : verdict(undefined, 'Row 4: idle session with its GET stream — not measured (needs idle-session-get, idle-session and listen:floor)'));
   const parked = mem(cells, 'parked-call', 'mcp-bridge');
-  out.push(parked ? verdict(parked.rssKiBPer <= 24, `Row 4: ≤ 24 KiB RSS per parked MRTR call — ${f(parked.rssKiBPer, 1)} KiB RSS (${f(parked.pssKiBPer, 1)} KiB PSS, ${f(parked.liveHeapKiBPer, 1)} KiB live heap)`) : verdict(undefined, 'Row 4: parked calls — not measured'));
+  const parkFloor = mem(cells, 'parked-call', 'floor');
+  const againstFloor = parked && parkFloor ? `; the floor, a bare node:http relay holding the same open upstream exchange: ${f(parkFloor.rssKiBPer, 1)} KiB RSS, ${f(parkFloor.liveHeapKiBPer, 1)} KiB live heap (${f(parked.rssKiBPer / parkFloor.rssKiBPer, 2)}×)` : '';
+  out.push(parked ? verdict(parked.rssKiBPer <= 24, `Row 4: ≤ 24 KiB RSS per parked MRTR call — ${f(parked.rssKiBPer, 1)} KiB RSS (${f(parked.pssKiBPer, 1)} KiB PSS, ${f(parked.liveHeapKiBPer, 1)} KiB live heap)${againstFloor}`) : verdict(undefined, 'Row 4: parked calls — not measured'));
   const listen = mem(cells, 'listen', 'mcp-bridge');
   out.push(listen && sse ? verdict(listen.rssKiBPer <= 1.2 * sse.rssKiBPer, `Row 4: a listen ≤ 1.2× a bare node:http SSE response — ${f(listen.rssKiBPer, 1)} vs ${f(sse.rssKiBPer, 1)} KiB RSS (${f(listen.rssKiBPer / sse.rssKiBPer, 2)}×); live heap ${f(listen.liveHeapKiBPer, 1)} vs ${f(sse.liveHeapKiBPer, 1)} KiB`) : verdict(undefined, 'Row 4: listens — not measured (needs listen and listen:floor)'));
   const scale = cells.find((x) => x.row === 7 && x.kind === 'scale');

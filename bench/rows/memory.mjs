@@ -127,6 +127,20 @@ async function idleSessionsWithGet(ctx) {
   }
 }
 
+/** Parks one call on `origin` per `park()`: a 2026 tools/call that needs elicitation, answered `input_required`. */
+function parker(ctx, mcpUrl) {
+  const { origin, pathname } = new URL(mcpUrl);
+  const client = new ctx.undici.Pool(origin, { connections: OPEN_PARALLEL, headersTimeout: 60_000 });
+  const req = modernRequest('tools/call', { name: 'trigger-elicitation-request', arguments: {} }, { elicitation: {} });
+  let id = 0;
+  const park = async () => {
+    const r = await client.request({ path: pathname, method: 'POST', headers: req.headers, body: req.body(++id) });
+    const text = await r.body.text();
+    if (!text.includes('"input_required"')) throw new Error(`expected input_required, got HTTP ${r.statusCode}: ${text.slice(0, 200)}`);
+  };
+  return { park, close: () => client.destroy().catch(() => undefined) };
+}
+
 /**
  * Parked MRTR calls. Over Streamable HTTP the upstream correlates server
  * requests, so parked calls share upstream sessions: this is the bridge's own
@@ -137,30 +151,43 @@ async function parkedCalls(ctx, via) {
   const counts = COUNTS[ctx.mode];
   const upstream = via === 'http' ? await startLoopbackNode('server-everything (streamableHttp)', EVERYTHING_ENTRY, ['streamableHttp'], { PORT: '0' }) : undefined;
   let bridge;
-  const pool = [];
+  let client;
   try {
     bridge = await startMcpBridge(upstream ? `${upstream.url}/mcp` : EVERYTHING_STDIO, { cpuProfDir: ctx.cpuProfDir, inspect: true, extraArgs: BRIDGE_ROOM() });
-    const { origin, pathname } = new URL(`${bridge.url}/mcp`);
-    const client = new ctx.undici.Pool(origin, { connections: OPEN_PARALLEL, headersTimeout: 60_000 });
-    pool.push(client);
-    const req = modernRequest('tools/call', { name: 'trigger-elicitation-request', arguments: {} }, { elicitation: {} });
-    let id = 0;
-    const park = async () => {
-      const r = await client.request({ path: pathname, method: 'POST', headers: req.headers, body: req.body(++id) });
-      const text = await r.body.text();
-      if (!text.includes('"input_required"')) throw new Error(`expected input_required, got HTTP ${r.statusCode}: ${text.slice(0, 200)}`);
-    };
+    client = parker(ctx, `${bridge.url}/mcp`);
     const upBefore = upstream ? treeMemory(upstream.pid) : undefined;
     // stdio: within the default --pool-max (8), since a ninth parked call would wait for a child.
     const [warm, n] = via === 'http' ? [counts.warm, counts.n] : [1, counts.stdioParked];
-    const m = await perItem({ proc: bridge, warm, n, addOne: park });
+    const m = await perItem({ proc: bridge, warm, n, addOne: client.park });
     const out = { row: 4, kind: 'parked-call', target: via === 'http' ? 'mcp-bridge' : 'mcp-bridge-stdio', label: via === 'http' ? 'mcp-bridge → server-everything (Streamable HTTP)' : 'mcp-bridge → server-everything (stdio, context)', ...m };
     if (upBefore) out.upstreamRssKiBPer = (treeMemory(upstream.pid).rssKiB - upBefore.rssKiB) / (warm + n);
     return out;
   } finally {
-    for (const p of pool) await p.destroy().catch(() => undefined);
+    await client?.close();
     await bridge?.stop();
     await upstream?.stop();
+  }
+}
+
+/**
+ * The floor of a parked call (context): a bare node:http relay holding, per
+ * call, the open upstream exchange a parked call keeps for its final result,
+ * and nothing else (servers/park-floor.mjs, in front of sse-floor.mjs).
+ */
+async function parkedFloor(ctx) {
+  const counts = COUNTS[ctx.mode];
+  const upstream = await startLoopbackNode('sse-floor', path.join(SERVERS_DIR, 'sse-floor.mjs'));
+  let floor;
+  let client;
+  try {
+    floor = await startLoopbackNode('park-floor', path.join(SERVERS_DIR, 'park-floor.mjs'), [`${upstream.url}/mcp`], {}, nodeFlags({ inspect: true }));
+    client = parker(ctx, `${floor.url}/mcp`);
+    const m = await perItem({ proc: floor, warm: counts.warm, n: counts.n, addOne: client.park });
+    return { row: 4, kind: 'parked-call', target: 'floor', label: 'bare node:http relay holding the upstream exchange (floor, context)', ...m };
+  } finally {
+    await client?.close();
+    await floor?.stop();
+    await upstream.stop();
   }
 }
 
@@ -200,6 +227,7 @@ export async function rowMemory(ctx) {
     ['idle-session-get', 'mcp-bridge', () => idleSessionsWithGet(ctx)],
     ['parked-call', 'mcp-bridge', () => parkedCalls(ctx, 'http')],
     ['parked-call', 'mcp-bridge-stdio', () => parkedCalls(ctx, 'stdio')],
+    ['parked-call', 'floor', () => parkedFloor(ctx)],
     ['listen', 'mcp-bridge', () => listens(ctx, 'mcp-bridge')],
     ['listen', 'mcp-proxy', () => listens(ctx, 'mcp-proxy')],
     ['listen', 'floor', () => listens(ctx, 'floor')],

@@ -5,6 +5,18 @@
 import { LineTooLongError } from './line-buffer.js';
 
 const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Where the last line break of `bytes` is, or -1. CR and LF never occur inside a UTF-8 sequence. */
+function lastBreak(bytes: Uint8Array): number {
+  for (let i = bytes.length - 1; i >= 0; i--) if (bytes[i] === LF || bytes[i] === CR) return i;
+  return -1;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
 
 /** One dispatched event. `event` is 'message' when the stream named none. */
 export interface SseEvent {
@@ -14,11 +26,19 @@ export interface SseEvent {
   retry?: number;
 }
 
-/** Incremental event-stream parser; feed it chunks, it calls `onEvent` per dispatched event. */
+/**
+ * Incremental event-stream parser; feed it chunks, it calls `onEvent` per
+ * dispatched event. Bytes are decoded up to a chunk's last line break, which is
+ * always a character boundary; the bytes after it wait for the next break. No
+ * TextDecoder: its ICU converter costs ~1.4 KiB of native memory per stream,
+ * which every parked call and listen held (issue 17).
+ */
 export class SseParser {
   private readonly onEvent: (e: SseEvent) => void;
   private readonly maxLineBytes: number;
-  private readonly decoder = new TextDecoder('utf-8');
+  /** Bytes after the last line break seen, not decoded yet. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private line = '';
   private started = false;
   private afterCR = false;
@@ -34,7 +54,33 @@ export class SseParser {
 
   /** Feeds a chunk; splits may fall anywhere, including inside a UTF-8 sequence or a CRLF pair. */
   push(chunk: string | Uint8Array): void {
-    let text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (typeof chunk === 'string') return this.pushText(chunk);
+    const bytes = asBuffer(chunk);
+    const at = lastBreak(bytes);
+    if (at === -1) {
+      // Copied: a view would keep the reader's whole chunk alive as long as the line waits.
+      this.pending.push(Buffer.from(bytes));
+      this.pendingBytes += bytes.length;
+      if (this.pendingBytes + this.line.length * 3 > this.maxLineBytes && this.pendingBytes + Buffer.byteLength(this.line, 'utf8') > this.maxLineBytes) this.tooLong();
+      return;
+    }
+    let text: string;
+    if (this.pending.length === 0) text = bytes.toString('utf8', 0, at + 1);
+    else {
+      this.pending.push(bytes.subarray(0, at + 1));
+      text = Buffer.concat(this.pending).toString('utf8');
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+    if (at + 1 < bytes.length) {
+      this.pending.push(Buffer.from(bytes.subarray(at + 1)));
+      this.pendingBytes = bytes.length - at - 1;
+    }
+    this.pushText(text);
+  }
+
+  private pushText(chunk: string): void {
+    let text = chunk;
     if (!this.started && text.length > 0) {
       this.started = true;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -67,7 +113,8 @@ export class SseParser {
 
   /** End of stream: an event without its closing blank line is discarded, as the spec says. */
   end(): void {
-    this.decoder.decode();
+    this.pending = [];
+    this.pendingBytes = 0;
     this.line = '';
     this.afterCR = false;
     this.data = [];
@@ -79,7 +126,13 @@ export class SseParser {
     // Cheap bound first: a UTF-16 unit is at most 3 UTF-8 bytes.
     if (this.line.length * 3 <= this.maxLineBytes) return;
     if (Buffer.byteLength(this.line, 'utf8') <= this.maxLineBytes) return;
+    this.tooLong();
+  }
+
+  private tooLong(): never {
     this.line = '';
+    this.pending = [];
+    this.pendingBytes = 0;
     this.data = [];
     throw new LineTooLongError(this.maxLineBytes);
   }

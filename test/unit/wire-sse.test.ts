@@ -28,6 +28,10 @@ describe('SseParser', () => {
     { name: 'keeps the last event id and reads retry', chunks: ['id: 7\nretry: 150\ndata: a\n\ndata: b\n\n'], events: [{ event: 'message', data: 'a', id: '7', retry: 150 }, { event: 'message', data: 'b', id: '7' }] },
     { name: 'ignores a non-numeric retry and unknown fields', chunks: ['retry: 1s\nfoo: bar\ndata: a\n\n'], events: [{ event: 'message', data: 'a' }] },
     { name: 'decodes UTF-8 split inside a sequence', chunks: [new Uint8Array([0x64, 0x61, 0x74, 0x61, 0x3a, 0xe4, 0xb8]), new Uint8Array([0x96, 0x0a, 0x0a])], events: [{ event: 'message', data: '世' }] },
+    { name: 'strips a leading BOM sent as bytes, split from the rest', chunks: [new Uint8Array([0xef, 0xbb]), new Uint8Array([0xbf, 0x64, 0x61, 0x74, 0x61, 0x3a, 0x78, 0x0a, 0x0a])], events: [{ event: 'message', data: 'x' }] },
+    { name: 'keeps a second BOM (only one leading BOM is ignored)', chunks: [new Uint8Array([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf, 0x64, 0x61, 0x74, 0x61, 0x3a, 0x78, 0x0a, 0x0a])], events: [] },
+    { name: 'replaces invalid UTF-8 with U+FFFD, as a TextDecoder does', chunks: [new Uint8Array([0x64, 0x61, 0x74, 0x61, 0x3a, 0xff, 0xc3]), new Uint8Array([0x0a, 0x0a])], events: [{ event: 'message', data: new TextDecoder().decode(new Uint8Array([0xff, 0xc3])) }] },
+    { name: 'carries a line across many chunks without a break', chunks: ['da', new Uint8Array([0x74]), new Uint8Array([0x61, 0x3a]), new Uint8Array([0x20, 0x7a]), new Uint8Array([0x0a]), '\n'], events: [{ event: 'message', data: 'z' }] },
     { name: 'discards an unterminated event at end', chunks: ['data: a\n\ndata: b\n'], events: [{ event: 'message', data: 'a' }] },
   ];
   it.each(cases)('$name', ({ chunks, events }) => {
@@ -37,6 +41,15 @@ describe('SseParser', () => {
   it('throws LineTooLongError past maxLineBytes', () => {
     const p = new SseParser(() => {}, { maxLineBytes: 10 });
     expect(() => p.push('data: 0123456789')).toThrow(LineTooLongError);
+  });
+
+  it('throws LineTooLongError when a line grows past the limit over byte chunks with no break, then parses on', () => {
+    const events: SseEvent[] = [];
+    const p = new SseParser((e) => events.push(e), { maxLineBytes: 10 });
+    p.push(new TextEncoder().encode('data: 0123'));
+    expect(() => p.push(new TextEncoder().encode('456789'))).toThrow(LineTooLongError);
+    p.push(new TextEncoder().encode('\ndata: ok\n\n'));
+    expect(events).toEqual([{ event: 'message', data: 'ok' }]);
   });
 
   it('gives the same events whatever the chunking (property)', () => {
